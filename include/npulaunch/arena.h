@@ -1,0 +1,40 @@
+/*
+ * arena.h: bump allocator. One arena per run holds the recipes, the plan
+ * inputs and their strings; everything in it is freed at once by
+ * npl_arena_release(). Allocation failure aborts (there is nothing sensible
+ * to do on a command-line tool that is out of memory). Included by every module.
+ */
+#ifndef NPL_ARENA_H
+#define NPL_ARENA_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct npl_arena_chunk;
+
+struct npl_arena {
+	struct npl_arena_chunk *head;
+};
+
+/* Start an empty arena. */
+void npl_arena_init(struct npl_arena *a);
+/* Free every allocation of the arena; it may be used again afterwards. */
+void npl_arena_release(struct npl_arena *a);
+/* Zeroed memory for n bytes, aligned for any type. */
+void *npl_arena_alloc(struct npl_arena *a, size_t n);
+/* Zeroed array of n elements of size sz (overflow-checked). */
+void *npl_arena_calloc(struct npl_arena *a, size_t n, size_t sz);
+/* Copy of s (NULL stays NULL). */
+char *npl_arena_strdup(struct npl_arena *a, const char *s);
+/* Copy of the first n bytes of s, NUL-terminated. */
+char *npl_arena_strndup(struct npl_arena *a, const char *s, size_t n);
+/* printf into the arena. */
+char *npl_arena_printf(struct npl_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Grow an array kept in the arena: returns a copy with room for want elements. */
+void *npl_arena_grow(struct npl_arena *a, void *old, size_t have, size_t want, size_t sz);
+
+/* Abort with a message: out of memory. */
+void npl_oom(void) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * cli.h: what the commands share: exit codes, global options, opening the
+ * recipe database, site-value and override options, picking the recipe.
+ * Only main.c and the cmd_*.c files include it; modules below them report
+ * through diagnostics and never choose an exit code.
+ */
+#ifndef NPL_CLI_H
+#define NPL_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "npulaunch/plan.h"
+#include "npulaunch/recipe.h"
+#include "npulaunch/site.h"
+
+/* Exit codes, the same for every command (README and the man page list them). */
+enum {
+	NPL_EXIT_OK = 0,
+	NPL_EXIT_FAIL = 1,        /* a check found differences, a server is down, a runtime error */
+	NPL_EXIT_USAGE = 2,       /* bad options or arguments, invalid site values */
+	NPL_EXIT_NO_RECIPE = 3,   /* no recipe has that id or meets that query */
+	NPL_EXIT_AMBIGUOUS = 4,   /* several recipes meet the query equally well */
+	NPL_EXIT_INVALID = 5,     /* the recipe database (or a recipe file) is invalid */
+};
+
+struct npl_cli {
+	const char **recipe_dirs;   /* --recipes and NPULAUNCH_RECIPES, in order */
+	int nrecipe_dirs;
+	const char *templates_dir;  /* --templates */
+	int color;                  /* stdout is a terminal and NO_COLOR is unset */
+	struct npl_diag diag;
+	struct npl_arena arena;
+};
+
+/* One sub-command: its name, its entry point, a line of help. */
+struct npl_command {
+	const char *name;
+	int (*run)(int argc, char **argv, struct npl_cli *cli);
+	const char *summary;
+};
+
+/* Open the database (embedded + folders); prints diagnostics. Returns 0 or an exit code. */
+int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db);
+/* Print the collected diagnostics to stderr. */
+void npl_cli_flush(struct npl_cli *cli);
+
+/* Options shared by the commands that resolve a recipe: site values, queries, overrides. */
+struct npl_cli_recipe_opts {
+	struct npl_site site;        /* site values from flags */
+	const char *site_file;
+	const char *tpot, *ttft, *dataset, *prefix_cache, *cards, *mode, *hardware;
+	int nearest;
+	struct npl_override *ov;
+	int nov, capov;
+	int force;
+};
+
+/* getopt_long entries of the options above, ending with a zeroed entry. */
+extern const struct option npl_cli_recipe_options[];
+/* The short-option-free values used by npl_cli_recipe_options (>= 1000). */
+enum {
+	NPL_OPT_MODEL_PATH = 1000,
+	NPL_OPT_DRAFT_MODEL_PATH,
+	NPL_OPT_IFNAME,
+	NPL_OPT_NODE_IP,
+	NPL_OPT_PREFILL_IP,
+	NPL_OPT_DECODE_IP,
+	NPL_OPT_SITE,
+	NPL_OPT_TPOT,
+	NPL_OPT_TTFT,
+	NPL_OPT_DATASET,
+	NPL_OPT_PREFIX_CACHE,
+	NPL_OPT_CARDS,
+	NPL_OPT_MODE,
+	NPL_OPT_HARDWARE,
+	NPL_OPT_NEAREST,
+	NPL_OPT_SET,
+	NPL_OPT_UNSET,
+	NPL_OPT_ENV,
+	NPL_OPT_UNSET_ENV,
+	NPL_OPT_FORCE,
+	NPL_OPT_LAST_SHARED,
+};
+/* Handle one of the shared options; 1 handled, 0 not ours, -1 bad value (diagnosed). */
+int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int opt, const char *arg);
+/* Build a getopt_long table: the command's own entries followed by the shared ones (malloc'ed). */
+struct option *npl_cli_options(const struct option *own);
+/* 1 when any query option was given. */
+int npl_cli_has_query(const struct npl_cli_recipe_opts *o);
+/* Complete the site values with the --site file (flags win); 0 or an exit code. */
+int npl_cli_site(struct npl_cli *cli, struct npl_cli_recipe_opts *o);
+
+/* The recipe meant by an id or a query; NULL with *rc set (and messages printed) when none.
+ * *how receives a one-line account of the choice for the plan, or NULL for an id. */
+const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *db, const char *arg,
+				     const struct npl_cli_recipe_opts *o, const char **how, int *rc);
+/* Resolve the picked recipe with the site values and overrides; NULL and *rc on error. */
+cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
+		       struct npl_cli_recipe_opts *o, int *rc);
+/* Free what the options hold. */
+void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
+
+/* "try 'npulaunch CMD --help'" after a usage error; returns NPL_EXIT_USAGE. */
+int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The sub-commands. */
+int npl_cmd_list(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_show(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * diag.h: diagnostics. Modules never print or exit: they record a located
+ * message here and return -1 (or NULL). Commands print the collected messages
+ * as `npulaunch: FILE:LINE:COL: error: MESSAGE`, followed by the source line
+ * and a caret when the file's text is known. Included by every module.
+ */
+#ifndef NPL_DIAG_H
+#define NPL_DIAG_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+enum npl_severity {
+	NPL_NOTE,
+	NPL_WARNING,
+	NPL_ERROR,
+};
+
+/* A place in an input file; lines and columns count from 1, file NULL = nowhere. */
+struct npl_loc {
+	const char *file;
+	int line, col;
+};
+
+struct npl_diag_entry {
+	enum npl_severity sev;
+	struct npl_loc loc;
+	char *msg;
+};
+
+struct npl_diag_source {
+	const char *name;
+	const char *text;
+};
+
+struct npl_diag {
+	struct npl_diag_entry *v;
+	int n, cap;
+	int printed;            /* entries already flushed */
+	int errors, warnings;
+	struct npl_diag_source *src;
+	int nsrc, srccap;
+	int no_caret;           /* print without the source line and caret */
+};
+
+#define NPL_DIAG_INIT {0}
+
+/* Record a message; loc may be NULL. */
+void npl_diag_add(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Record a message from a va_list. */
+void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
+		   const char *fmt, va_list ap);
+/* Record an error and return -1, for `return npl_error(...)`. */
+int npl_error(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record a warning. */
+void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Make the text of a file known, for source lines under located messages. */
+void npl_diag_source(struct npl_diag *d, const char *name, const char *text);
+/* Print the messages not printed yet, each prefixed with "npulaunch: ". */
+void npl_diag_flush(struct npl_diag *d, FILE *fp);
+/* Format one entry (without the program prefix) into a malloc'ed string. */
+char *npl_diag_format(const struct npl_diag *d, const struct npl_diag_entry *e, int caret);
+/* Free every message. */
+void npl_diag_release(struct npl_diag *d);
+
+#endif

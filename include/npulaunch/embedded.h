@@ -1,0 +1,22 @@
+/*
+ * embedded.h: the files compiled into the binary (recipes/ and templates/).
+ * Included by the generated embedded_*.c tables and by the modules that read them.
+ */
+#ifndef NPL_EMBEDDED_H
+#define NPL_EMBEDDED_H
+
+/* One embedded file: its path relative to the source tree and its bytes (NUL-terminated). */
+struct npl_embedded {
+	const char *name;
+	const char *data;
+	unsigned len;
+};
+
+/* The recipe database shipped in recipes/, ending with a zeroed entry. */
+extern const struct npl_embedded npl_embedded_recipes[];
+extern const unsigned npl_embedded_recipes_count;
+/* The script templates shipped in templates/, ending with a zeroed entry. */
+extern const struct npl_embedded npl_embedded_templates[];
+extern const unsigned npl_embedded_templates_count;
+
+#endif

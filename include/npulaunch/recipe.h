@@ -1,0 +1,223 @@
+/*
+ * recipe.h: the recipe database. Four kinds of YAML document, layered in this
+ * order when a recipe is resolved: the family defaults, a hardware profile,
+ * a model's defaults and the recipe itself. Each kind shares the mergeable
+ * settings (env, flags, tuning, ...) and adds keys of its own. The loader is
+ * strict: an unknown key, a wrong type, a duplicate id or a dangling reference
+ * is an error at its file:line:col. Every value keeps its location, so that
+ * the plan can say where it came from.
+ *
+ * Memory: everything hangs off db->arena. Included by the resolver, the
+ * selector, the commands and their tests.
+ */
+#ifndef NPL_RECIPE_H
+#define NPL_RECIPE_H
+
+#include "npulaunch/arena.h"
+#include "npulaunch/diag.h"
+#include "npulaunch/yaml.h"
+
+enum npl_layer_kind {
+	NPL_LAYER_DEFAULTS,
+	NPL_LAYER_HARDWARE,
+	NPL_LAYER_MODEL,
+	NPL_LAYER_RECIPE,
+	NPL_LAYER_COUNT,
+};
+
+/* Where settings apply: every server role, one role, both disaggregated roles, router, benchmark. */
+enum npl_scope {
+	NPL_SCOPE_SERVER,
+	NPL_SCOPE_PD_MIXED,
+	NPL_SCOPE_PREFILL,
+	NPL_SCOPE_DECODE,
+	NPL_SCOPE_DISAGG,
+	NPL_SCOPE_ROUTER,
+	NPL_SCOPE_BENCH,
+	NPL_SCOPE_COUNT,
+};
+
+enum npl_mode {
+	NPL_MODE_NONE,
+	NPL_MODE_PD_MIXED,
+	NPL_MODE_PD_DISAGG,
+};
+
+/* A string with its place in the recipe files. */
+struct npl_str {
+	const char *s;
+	struct npl_loc loc;
+};
+
+/* An optional integer: set is 0 when the layer does not say. */
+struct npl_int {
+	int set;
+	int v;
+	struct npl_loc loc;
+};
+
+/* An environment variable set (value) or removed (value NULL) by a layer. */
+struct npl_env_set {
+	const char *name;
+	const char *value;
+	struct npl_loc loc;
+};
+
+enum npl_flag_kind {
+	NPL_FLAG_SWITCH,  /* a flag without value (true) */
+	NPL_FLAG_VALUES,  /* a flag with one or more values */
+	NPL_FLAG_REMOVE,  /* false or null: drop what an earlier layer set */
+};
+
+/* An engine flag set by a layer (name without the leading --). */
+struct npl_flag_set {
+	const char *name;
+	enum npl_flag_kind kind;
+	const char **values;
+	int nvalues;
+	struct npl_loc loc;
+};
+
+/* Settings that apply to one scope. */
+struct npl_scope_set {
+	struct npl_env_set *env;
+	int nenv;
+	struct npl_str *unset;
+	int nunset;
+	struct npl_str *source;
+	int nsource;
+	struct npl_flag_set *flags;
+	int nflags;
+	struct npl_str *explicit_flags;  /* rule-derived flags to write even when SGLang's default would do */
+	int nexplicit;
+};
+
+/* Speculative decoding: one block that the rules turn into the --speculative-* flags. */
+struct npl_spec {
+	int present;              /* the layer has a speculative key */
+	int removed;              /* speculative: null */
+	struct npl_loc loc;
+	struct npl_str algorithm;
+	struct npl_int steps, topk, draft_tokens;
+	struct npl_int draft_model;       /* 1: the draft model path is a site value */
+	struct npl_str draft_quantization;
+	int draft_quantization_removed;
+};
+
+/* The benchmark: dataset kind and sizes, from which the rules build bench_serving's flags. */
+struct npl_bench_spec {
+	struct npl_str dataset;   /* random, generated-shared-prefix, image */
+	struct npl_int input, output, prefix, groups, images, concurrency, prompts;
+	struct npl_str resolution;
+};
+
+struct npl_ports {
+	struct npl_int entry, prefill, decode, bootstrap, dist_init, mf_store;
+};
+
+/* Launch commands (argv prefixes) of the three programs. */
+struct npl_launch {
+	struct npl_str *argv[3];  /* server, router, bench */
+	int n[3];
+	struct npl_loc loc[3];
+};
+
+enum { NPL_PROG_SERVER, NPL_PROG_ROUTER, NPL_PROG_BENCH };
+
+struct npl_topology {
+	struct npl_int instances, cards;
+};
+
+/* One document of the database: defaults, hardware profile, model or recipe. */
+struct npl_layer {
+	enum npl_layer_kind kind;
+	const char *file;
+	struct npl_loc loc;
+	const char *id;
+	const char *name;              /* display name; a recipe's title */
+	const char *notes;
+	int source;                    /* 0 embedded, 1.. later --recipes folders */
+
+	/* mergeable settings */
+	struct npl_scope_set scope[NPL_SCOPE_COUNT];
+	struct npl_str governor;       /* tuning.cpu_governor; removed when governor_removed */
+	int governor_removed;
+	struct npl_env_set *sysctl;    /* tuning.sysctl (value NULL removes) */
+	int nsysctl;
+	struct npl_ports ports;
+	struct npl_launch launch;
+	struct npl_str entry_host;
+	struct npl_str *ifname_env;
+	int nifname_env, ifname_env_set;
+	struct npl_int socket_ifname;
+	struct npl_spec spec;
+	struct npl_bench_spec bench;
+
+	/* defaults */
+	const char *db_version;
+	/* hardware */
+	struct npl_int dies_per_card, cards_per_node;
+	/* model */
+	struct npl_str *aliases;
+	int naliases;
+	/* recipe */
+	struct npl_str model_ref, hardware_ref;
+	int cards;
+	enum npl_mode mode;
+	const char *quantization, *dataset, *tier;
+	const char *tpot_text, *ttft_text;
+	long long tpot_us, ttft_us;    /* -1: none */
+	struct npl_topology topo[2];   /* prefill, decode */
+	struct npl_loc cards_loc, mode_loc, topo_loc;
+	const struct npl_layer *model, *hardware;
+};
+
+struct npl_db {
+	struct npl_arena *arena;
+	const struct npl_layer *defaults;
+	struct npl_layer **layers;     /* every loaded layer, in load order */
+	int nlayers, caplayers;
+	struct npl_layer **recipes;    /* after npl_db_link: the recipes in force, sorted by id */
+	int nrecipes;
+	struct npl_layer **models, **hardware;
+	int nmodels, nhardware;
+	const struct npl_ynode *engine_flags;   /* the engine-flag registry document, if loaded */
+	const char *engine_flags_file;
+	int nsources;
+};
+
+/* Start an empty database whose memory lives in arena. */
+void npl_db_init(struct npl_db *db, struct npl_arena *arena);
+/* Load the recipes compiled into the binary. */
+int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d);
+/* Load every *.yaml below dir (sorted); its documents add to or override those loaded before. */
+int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d);
+/* Load one file's text; source numbers the folder it belongs to (0 = embedded). */
+int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len,
+		     int source, struct npl_diag *d);
+/* Resolve references (model, hardware), apply overrides, check ids; sorts db->recipes. */
+int npl_db_link(struct npl_db *db, struct npl_diag *d);
+/* Embedded recipes plus the folders in dirs (may be NULL), linked: the usual way to open the db. */
+int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
+		struct npl_diag *d);
+/* The recipe with this id, or NULL. */
+const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id);
+/* The model whose id or name (case-insensitive) or alias is name, or NULL. */
+const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name);
+/* The hardware profile whose id or name (case-insensitive) is name, or NULL. */
+const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *name);
+
+/* Recipe id from a title: lowercase, runs of spaces to one hyphen. */
+char *npl_recipe_id_from_title(struct npl_arena *a, const char *title);
+/* Parse a duration ("20ms", "22.2ms", "5s") into microseconds; -1 on error. */
+long long npl_parse_duration_us(const char *s);
+/* Format microseconds as the shortest of "20ms", "22.2ms", "5s". */
+void npl_format_duration(char *out, size_t n, long long us);
+/* "pd-mixed" / "pd-disagg". */
+const char *npl_mode_name(enum npl_mode m);
+/* Scope names as written under roles: ("pd-mixed", ...). */
+const char *npl_scope_name(enum npl_scope s);
+/* Layer kind names ("defaults", "hardware", "model", "recipe"). */
+const char *npl_layer_kind_name(enum npl_layer_kind k);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * render.h: plan -> launch scripts. Each role of the plan is rendered with
+ * its template (server.sh.tmpl, router.sh.tmpl, bench.sh.tmpl in templates/,
+ * compiled in; a folder given with npl_templates.dir replaces them for
+ * development) over a view made of the plan and the site values. Values are
+ * shell-quoted by the templates' default escape, site references become
+ * the scripts' variables. Included by the render command and its tests.
+ */
+#ifndef NPL_RENDER_H
+#define NPL_RENDER_H
+
+#include <cjson/cJSON.h>
+
+#include "npulaunch/buf.h"
+#include "npulaunch/diag.h"
+#include "npulaunch/output.h"
+
+struct npl_templates {
+	const char *dir;          /* NULL: the embedded templates */
+	char **names, **texts;    /* cache of templates read from dir */
+	int n, cap;
+};
+
+/* Append a plan value as one shell word: literals quoted, site references as "${VAR}". */
+void npl_render_shell_word(struct npl_buf *out, const char *pval);
+/* Render every file of the plan's bundle into set, under dir ("" for bare names). */
+int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      struct npl_outset *set, struct npl_diag *d);
+/* Render one role's script into out. */
+int npl_render_role(const cJSON *plan, const cJSON *role, struct npl_templates *t,
+		    struct npl_buf *out, struct npl_diag *d);
+/* The manifest: the plan as formatted JSON with a final newline (malloc'ed). */
+char *npl_render_manifest(const cJSON *plan);
+/* Free the template cache. */
+void npl_templates_release(struct npl_templates *t);
+
+#endif

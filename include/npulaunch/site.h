@@ -1,0 +1,60 @@
+/*
+ * site.h: site values, the facts of one cluster that no recipe can know:
+ * model paths, the network interface, node addresses. Given as command-line
+ * flags or in a YAML file (flags win); validated here (addresses with
+ * inet_pton, interface names, absolute paths). A value not given stays a
+ * named variable in the generated scripts. Included by the resolver, the
+ * commands and their tests.
+ */
+#ifndef NPL_SITE_H
+#define NPL_SITE_H
+
+#include "npulaunch/arena.h"
+#include "npulaunch/diag.h"
+
+enum npl_site_key {
+	NPL_SITE_MODEL_PATH,
+	NPL_SITE_DRAFT_MODEL_PATH,
+	NPL_SITE_IFNAME,
+	NPL_SITE_NODE_IP,
+	NPL_SITE_PREFILL_IP,
+	NPL_SITE_DECODE_IP,
+	NPL_SITE_COUNT,
+};
+
+struct npl_site_value {
+	const char **v;   /* the value, or the addresses in rank order */
+	int n;
+	int cap;
+};
+
+struct npl_site {
+	struct npl_site_value key[NPL_SITE_COUNT];
+};
+
+/* The key as written in flags and site files ("model-path"). */
+const char *npl_site_key_name(enum npl_site_key k);
+/* The variable that holds it in generated scripts ("MODEL_PATH", "PREFILL_IPS"). */
+const char *npl_site_var(enum npl_site_key k);
+/* For address lists: the variable with the URL form of each address ("PREFILL_HOSTS"). */
+const char *npl_site_host_var(enum npl_site_key k);
+/* 1 for keys that hold a list of addresses. */
+int npl_site_is_list(enum npl_site_key k);
+/* The key named name ("model-path"), or -1. */
+int npl_site_key_from_name(const char *name);
+/* Validate value for key and store it (lists append); where places errors (may be NULL). */
+int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
+		 const struct npl_loc *where, struct npl_diag *d);
+/* Read a site file (YAML mapping of the keys above) into s. */
+int npl_site_load_file(struct npl_site *s, struct npl_arena *a, const char *path, struct npl_diag *d);
+/* Read site YAML from memory (name is used in messages). */
+int npl_site_load_text(struct npl_site *s, struct npl_arena *a, const char *name, const char *text,
+		       size_t len, struct npl_diag *d);
+/* Copy into dst every key that dst does not have (flags win over the file). */
+void npl_site_fill(struct npl_site *dst, const struct npl_site *from);
+/* Canonical text of an IPv4/IPv6 address into out (INET6_ADDRSTRLEN); -1 if not an address. */
+int npl_ip_canonical(const char *s, char *out, size_t n);
+/* 1 when s is a plausible network interface name. */
+int npl_ifname_ok(const char *s);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * util.h: small helpers shared by the modules: files, strings, spelling
+ * suggestions, shell quoting. Included by any module.
+ */
+#ifndef NPL_UTIL_H
+#define NPL_UTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "npulaunch/buf.h"
+#include "npulaunch/diag.h"
+
+#define NPL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read a whole file into malloc'ed memory (NUL-terminated); NULL and a diagnostic on error. */
+char *npl_read_file(const char *path, size_t *len, struct npl_diag *d);
+/* Create a directory and its parents (like mkdir -p); -1 and a diagnostic on error. */
+int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d);
+/* 1 when path names an existing directory. */
+int npl_is_dir(const char *path);
+
+/* Edit distance between two strings (insert, delete, substitute, transpose). */
+int npl_edit_distance(const char *a, const char *b);
+/* The candidate closest to word when it is close enough to be a likely typo, else NULL. */
+const char *npl_did_you_mean(const char *word, const char *const *cands, int n);
+
+/* 1 when s needs no quoting as a shell word. */
+int npl_shell_safe(const char *s);
+/* Append s as one shell word: bare when safe, else single-quoted. */
+void npl_shell_quote(struct npl_buf *b, const char *s);
+
+/* 1 when s starts with prefix. */
+int npl_starts_with(const char *s, const char *prefix);
+/* 1 when s ends with suffix. */
+int npl_ends_with(const char *s, const char *suffix);
+/* ASCII case-insensitive equality. */
+int npl_strcaseeq(const char *a, const char *b);
+/* Parse a non-negative decimal integer that fits an int; -1 on anything else. */
+int npl_parse_uint(const char *s);
+
+#endif

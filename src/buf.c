@@ -1,0 +1,102 @@
+/* buf.c: growable NUL-terminated byte buffer; see buf.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/buf.h"
+
+static void reserve(struct npl_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1, cap;
+	char *p;
+
+	if (need < b->len)
+		npl_oom();
+	if (need <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need) {
+		if (cap > (size_t)-1 / 2)
+			npl_oom();
+		cap *= 2;
+	}
+	p = realloc(b->data, cap);
+	if (!p)
+		npl_oom();
+	b->data = p;
+	b->cap = cap;
+}
+
+void npl_buf_add(struct npl_buf *b, const char *s, size_t n)
+{
+	reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void npl_buf_puts(struct npl_buf *b, const char *s)
+{
+	npl_buf_add(b, s, strlen(s));
+}
+
+void npl_buf_putc(struct npl_buf *b, char c)
+{
+	npl_buf_add(b, &c, 1);
+}
+
+void npl_buf_vprintf(struct npl_buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		npl_oom();
+	reserve(b, (size_t)n);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void npl_buf_printf(struct npl_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	npl_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+const char *npl_buf_str(const struct npl_buf *b)
+{
+	return b->data ? b->data : "";
+}
+
+void npl_buf_reset(struct npl_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void npl_buf_release(struct npl_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+char *npl_buf_detach(struct npl_buf *b)
+{
+	char *p;
+
+	reserve(b, 0);
+	p = b->data;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return p;
+}

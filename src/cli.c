@@ -1,0 +1,298 @@
+/* cli.c: what the commands share; see cli.h. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/util.h"
+
+int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("npulaunch: ", stderr);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'npulaunch %s%s--help' for more information.\n", cmd ? cmd : "",
+		cmd ? " " : "");
+	return NPL_EXIT_USAGE;
+}
+
+void npl_cli_flush(struct npl_cli *cli)
+{
+	npl_diag_flush(&cli->diag, stderr);
+}
+
+int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db)
+{
+	int rc = npl_db_open(db, &cli->arena, cli->recipe_dirs, cli->nrecipe_dirs, &cli->diag);
+
+	npl_cli_flush(cli);
+	if (rc == 0)
+		return 0;
+	/* a folder that cannot be read is a usage problem, not an invalid recipe */
+	return NPL_EXIT_INVALID;
+}
+
+const struct option npl_cli_recipe_options[] = {
+	{"model-path", required_argument, NULL, NPL_OPT_MODEL_PATH},
+	{"draft-model-path", required_argument, NULL, NPL_OPT_DRAFT_MODEL_PATH},
+	{"ifname", required_argument, NULL, NPL_OPT_IFNAME},
+	{"node-ip", required_argument, NULL, NPL_OPT_NODE_IP},
+	{"prefill-ip", required_argument, NULL, NPL_OPT_PREFILL_IP},
+	{"decode-ip", required_argument, NULL, NPL_OPT_DECODE_IP},
+	{"site", required_argument, NULL, NPL_OPT_SITE},
+	{"tpot", required_argument, NULL, NPL_OPT_TPOT},
+	{"ttft", required_argument, NULL, NPL_OPT_TTFT},
+	{"dataset", required_argument, NULL, NPL_OPT_DATASET},
+	{"prefix-cache", required_argument, NULL, NPL_OPT_PREFIX_CACHE},
+	{"cards", required_argument, NULL, NPL_OPT_CARDS},
+	{"mode", required_argument, NULL, NPL_OPT_MODE},
+	{"hardware", required_argument, NULL, NPL_OPT_HARDWARE},
+	{"nearest", no_argument, NULL, NPL_OPT_NEAREST},
+	{"set", required_argument, NULL, NPL_OPT_SET},
+	{"unset", required_argument, NULL, NPL_OPT_UNSET},
+	{"env", required_argument, NULL, NPL_OPT_ENV},
+	{"unset-env", required_argument, NULL, NPL_OPT_UNSET_ENV},
+	{"force", no_argument, NULL, NPL_OPT_FORCE},
+	{NULL, 0, NULL, 0},
+};
+
+struct option *npl_cli_options(const struct option *own)
+{
+	size_t n = 0, m = NPL_ARRAY_SIZE(npl_cli_recipe_options);
+	struct option *v;
+
+	while (own[n].name)
+		n++;
+	v = calloc(n + m, sizeof(*v));
+	if (!v)
+		npl_oom();
+	memcpy(v, own, n * sizeof(*v));
+	memcpy(v + n, npl_cli_recipe_options, m * sizeof(*v));
+	return v;
+}
+
+static int flag_name_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int env_name_ok(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_'))
+			return 0;
+	return 1;
+}
+
+static const char *const role_prefixes[] = {"pd-mixed", "prefill", "decode", "router", "bench"};
+
+/* --set [ROLE:]FLAG[=VALUE], --unset [ROLE:]FLAG, --env [ROLE:]KEY=VALUE, --unset-env [ROLE:]KEY */
+static int parse_override(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int opt, const char *arg)
+{
+	static const char *const names[] = {"--set", "--unset", "--env", "--unset-env"};
+	enum npl_override_kind kind = opt == NPL_OPT_SET ? NPL_OV_SET_FLAG
+				    : opt == NPL_OPT_UNSET ? NPL_OV_UNSET_FLAG
+				    : opt == NPL_OPT_ENV ? NPL_OV_SET_ENV : NPL_OV_UNSET_ENV;
+	struct npl_override ov = {kind, NULL, NULL, NULL, 0, NULL};
+	char *s = npl_arena_strdup(&cli->arena, arg), *colon, *eq;
+	size_t i;
+
+	ov.text = npl_arena_printf(&cli->arena, "%s %s", names[kind], arg);
+	colon = strchr(s, ':');
+	eq = strchr(s, '=');
+	if (colon && (!eq || colon < eq)) {
+		*colon = '\0';
+		for (i = 0; i < NPL_ARRAY_SIZE(role_prefixes); i++)
+			if (!strcmp(role_prefixes[i], s))
+				break;
+		if (i == NPL_ARRAY_SIZE(role_prefixes)) {
+			npl_cli_usage_error(NULL, "%s: unknown role '%s' (pd-mixed, prefill, decode, router, bench)",
+					    ov.text, s);
+			return -1;
+		}
+		ov.role = role_prefixes[i];
+		s = colon + 1;
+	}
+	if (eq)
+		*eq = '\0';
+	ov.name = s;
+	if (kind == NPL_OV_SET_FLAG || kind == NPL_OV_UNSET_FLAG) {
+		if (npl_starts_with(ov.name, "--"))
+			ov.name += 2;
+		if (!flag_name_ok(ov.name)) {
+			npl_cli_usage_error(NULL, "%s: '%s' is not a flag name", ov.text, ov.name);
+			return -1;
+		}
+		if (kind == NPL_OV_UNSET_FLAG && eq) {
+			npl_cli_usage_error(NULL, "%s: --unset takes a flag name, no value", ov.text);
+			return -1;
+		}
+		if (kind == NPL_OV_SET_FLAG && eq) {
+			ov.values = npl_arena_alloc(&cli->arena, sizeof(*ov.values));
+			ov.values[0] = eq + 1;
+			ov.nvalues = 1;
+		}
+	} else {
+		if (!env_name_ok(ov.name)) {
+			npl_cli_usage_error(NULL, "%s: '%s' is not an environment variable name", ov.text,
+					    ov.name);
+			return -1;
+		}
+		if (kind == NPL_OV_SET_ENV) {
+			if (!eq) {
+				npl_cli_usage_error(NULL, "%s: --env takes KEY=VALUE", ov.text);
+				return -1;
+			}
+			ov.values = npl_arena_alloc(&cli->arena, sizeof(*ov.values));
+			ov.values[0] = eq + 1;
+			ov.nvalues = 1;
+		} else if (eq) {
+			npl_cli_usage_error(NULL, "%s: --unset-env takes a variable name, no value", ov.text);
+			return -1;
+		}
+	}
+	/* a repeated --set of the same flag adds a value: --set cuda-graph-bs-decode=1 --set cuda-graph-bs-decode=2 */
+	if (kind == NPL_OV_SET_FLAG && ov.nvalues) {
+		int j;
+
+		for (j = 0; j < o->nov; j++) {
+			struct npl_override *p = &o->ov[j];
+
+			if (p->kind == NPL_OV_SET_FLAG && p->nvalues && !strcmp(p->name, ov.name) &&
+			    ((!p->role && !ov.role) || (p->role && ov.role && !strcmp(p->role, ov.role)))) {
+				const char **v = npl_arena_calloc(&cli->arena, (size_t)p->nvalues + 1, sizeof(*v));
+
+				memcpy(v, p->values, (size_t)p->nvalues * sizeof(*v));
+				v[p->nvalues++] = ov.values[0];
+				p->values = v;
+				p->text = npl_arena_printf(&cli->arena, "%s %s", p->text, ov.text);
+				return 1;
+			}
+		}
+	}
+	if (o->nov == o->capov) {
+		o->capov = o->capov ? o->capov * 2 : 8;
+		o->ov = realloc(o->ov, (size_t)o->capov * sizeof(*o->ov));
+		if (!o->ov)
+			npl_oom();
+	}
+	o->ov[o->nov++] = ov;
+	return 1;
+}
+
+int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int opt, const char *arg)
+{
+	int key = -1;
+
+	switch (opt) {
+	case NPL_OPT_MODEL_PATH: key = NPL_SITE_MODEL_PATH; break;
+	case NPL_OPT_DRAFT_MODEL_PATH: key = NPL_SITE_DRAFT_MODEL_PATH; break;
+	case NPL_OPT_IFNAME: key = NPL_SITE_IFNAME; break;
+	case NPL_OPT_NODE_IP: key = NPL_SITE_NODE_IP; break;
+	case NPL_OPT_PREFILL_IP: key = NPL_SITE_PREFILL_IP; break;
+	case NPL_OPT_DECODE_IP: key = NPL_SITE_DECODE_IP; break;
+	case NPL_OPT_SITE: o->site_file = arg; return 1;
+	case NPL_OPT_TPOT: o->tpot = arg; return 1;
+	case NPL_OPT_TTFT: o->ttft = arg; return 1;
+	case NPL_OPT_DATASET: o->dataset = arg; return 1;
+	case NPL_OPT_PREFIX_CACHE: o->prefix_cache = arg; return 1;
+	case NPL_OPT_CARDS: o->cards = arg; return 1;
+	case NPL_OPT_MODE: o->mode = arg; return 1;
+	case NPL_OPT_HARDWARE: o->hardware = arg; return 1;
+	case NPL_OPT_NEAREST: o->nearest = 1; return 1;
+	case NPL_OPT_FORCE: o->force = 1; return 1;
+	case NPL_OPT_SET:
+	case NPL_OPT_UNSET:
+	case NPL_OPT_ENV:
+	case NPL_OPT_UNSET_ENV:
+		return parse_override(cli, o, opt, arg);
+	default:
+		return 0;
+	}
+	if (npl_site_set(&o->site, &cli->arena, key, arg, NULL, &cli->diag)) {
+		npl_cli_flush(cli);
+		return -1;
+	}
+	return 1;
+}
+
+int npl_cli_has_query(const struct npl_cli_recipe_opts *o)
+{
+	return o->tpot || o->ttft || o->dataset || o->prefix_cache || o->cards || o->mode ||
+	       o->hardware || o->nearest;
+}
+
+int npl_cli_site(struct npl_cli *cli, struct npl_cli_recipe_opts *o)
+{
+	struct npl_site file;
+
+	if (!o->site_file)
+		return 0;
+	memset(&file, 0, sizeof(file));
+	if (npl_site_load_file(&file, &cli->arena, o->site_file, &cli->diag)) {
+		npl_cli_flush(cli);
+		return NPL_EXIT_USAGE;
+	}
+	npl_site_fill(&o->site, &file);
+	return 0;
+}
+
+const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *db, const char *arg,
+				     const struct npl_cli_recipe_opts *o, const char **how, int *rc)
+{
+	const struct npl_layer *R = npl_db_recipe(db, arg);
+	const char **ids;
+	const char *best;
+	int i;
+
+	(void)cli;
+	(void)o;
+	*how = NULL;
+	if (R)
+		return R;
+	ids = calloc((size_t)db->nrecipes + 1, sizeof(*ids));
+	if (!ids)
+		npl_oom();
+	for (i = 0; i < db->nrecipes; i++)
+		ids[i] = db->recipes[i]->id;
+	best = npl_did_you_mean(arg, ids, db->nrecipes);
+	if (best)
+		fprintf(stderr, "npulaunch: no recipe '%s' (did you mean '%s'?)\n", arg, best);
+	else
+		fprintf(stderr, "npulaunch: no recipe '%s': 'npulaunch list' shows the recipe ids\n", arg);
+	free(ids);
+	*rc = NPL_EXIT_NO_RECIPE;
+	return NULL;
+}
+
+cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
+		       struct npl_cli_recipe_opts *o, int *rc)
+{
+	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force};
+	cJSON *plan = npl_resolve(db, R, &ro, &cli->diag);
+
+	npl_cli_flush(cli);
+	if (!plan)
+		*rc = NPL_EXIT_USAGE;
+	return plan;
+}
+
+void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o)
+{
+	free(o->ov);
+	o->ov = NULL;
+	o->nov = o->capov = 0;
+}

@@ -1,0 +1,182 @@
+/* cmd_list.c: `npulaunch list`: the recipes as an aligned table or JSON. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/util.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch list [MODEL] [--model M] [query options] [--json]\n"
+	     "\n"
+	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --model M   only the recipes of model M (id or name, any case)\n"
+	     "  --json      a JSON array of recipe objects with stable keys\n"
+	     "  -h, --help  this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  npulaunch list\n"
+	     "  npulaunch list --model Kimi-K2.6 --json");
+}
+
+static cJSON *recipe_json(const struct npl_layer *R)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "id", R->id);
+	cJSON_AddStringToObject(o, "title", R->name);
+	cJSON_AddStringToObject(o, "model", R->model->id);
+	cJSON_AddStringToObject(o, "model_name", R->model->name);
+	cJSON_AddStringToObject(o, "hardware", R->hardware->id);
+	cJSON_AddNumberToObject(o, "cards", R->cards);
+	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
+	cJSON_AddStringToObject(o, "dataset", R->dataset);
+	cJSON_AddStringToObject(o, "tpot", R->tpot_text);
+	cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	if (R->ttft_us >= 0) {
+		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
+		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "ttft");
+		cJSON_AddNullToObject(o, "ttft_ms");
+	}
+	cJSON_AddStringToObject(o, "quantization", R->quantization);
+	if (R->tier)
+		cJSON_AddStringToObject(o, "tier", R->tier);
+	else
+		cJSON_AddNullToObject(o, "tier");
+	cJSON_AddStringToObject(o, "file", R->file);
+	return o;
+}
+
+enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_QUANT, NCOL };
+
+static const char *cell(const struct npl_layer *R, int col, char *tmp, size_t n)
+{
+	switch (col) {
+	case C_ID: return R->id;
+	case C_MODEL: return R->model->name;
+	case C_CARDS: snprintf(tmp, n, "%d", R->cards); return tmp;
+	case C_MODE: return npl_mode_name(R->mode);
+	case C_DATASET: return R->dataset;
+	case C_TPOT: return R->tpot_text;
+	case C_TTFT: return R->ttft_us >= 0 ? R->ttft_text : "-";
+	default: return R->quantization;
+	}
+}
+
+int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"model", required_argument, NULL, 'm'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const heads[NCOL] = {"ID", "MODEL", "CARDS", "MODE", "DATASET", "TPOT",
+						"TTFT", "QUANTIZATION"};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	const char *model = NULL;
+	const struct npl_layer *M = NULL;
+	int json = 0, c, rc = NPL_EXIT_OK, i, col;
+	size_t w[NCOL];
+	struct npl_db db;
+	const struct npl_layer **shown = NULL;
+	int nshown = 0;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'm': model = optarg; break;
+		case 'j': json = 1; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
+			if (r <= 0) {
+				rc = r < 0 ? NPL_EXIT_USAGE
+					   : npl_cli_usage_error("list", "option '%s' does not apply to list", argv[optind - 1]);
+				goto out;
+			}
+		}
+	}
+	if (optind < argc && !model)
+		model = argv[optind++];
+	if (optind < argc) {
+		rc = npl_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if ((rc = npl_cli_open_db(cli, &db)))
+		goto out;
+	if (model && !(M = npl_db_model(&db, model))) {
+		fprintf(stderr, "npulaunch: no model '%s' in the recipe database\n", model);
+		rc = NPL_EXIT_NO_RECIPE;
+		goto out;
+	}
+	shown = calloc((size_t)db.nrecipes + 1, sizeof(*shown));
+	if (!shown)
+		npl_oom();
+	for (i = 0; i < db.nrecipes; i++)
+		if (!M || db.recipes[i]->model == M)
+			shown[nshown++] = db.recipes[i];
+	if (json) {
+		cJSON *a = cJSON_CreateArray();
+		char *s;
+
+		for (i = 0; i < nshown; i++)
+			cJSON_AddItemToArray(a, recipe_json(shown[i]));
+		s = cJSON_Print(a);
+		puts(s);
+		cJSON_free(s);
+		cJSON_Delete(a);
+		goto out;
+	}
+	for (col = 0; col < NCOL; col++)
+		w[col] = strlen(heads[col]);
+	for (i = 0; i < nshown; i++)
+		for (col = 0; col < NCOL; col++) {
+			char tmp[32];
+			size_t n = strlen(cell(shown[i], col, tmp, sizeof(tmp)));
+
+			if (n > w[col])
+				w[col] = n;
+		}
+	if (cli->color)
+		fputs("\033[1m", stdout);
+	for (col = 0; col < NCOL; col++) {
+		if (col == NCOL - 1)
+			printf("%s", heads[col]);
+		else if (col == C_CARDS)
+			printf("%*s  ", (int)w[col], heads[col]);
+		else
+			printf("%-*s  ", (int)w[col], heads[col]);
+	}
+	if (cli->color)
+		fputs("\033[0m", stdout);
+	putchar('\n');
+	for (i = 0; i < nshown; i++) {
+		for (col = 0; col < NCOL; col++) {
+			char tmp[32];
+			const char *s = cell(shown[i], col, tmp, sizeof(tmp));
+
+			if (col == NCOL - 1)
+				printf("%s", s);
+			else if (col == C_CARDS)
+				printf("%*s  ", (int)w[col], s);
+			else
+				printf("%-*s  ", (int)w[col], s);
+		}
+		putchar('\n');
+	}
+out:
+	free(shown);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

@@ -1,0 +1,211 @@
+/* cmd_render.c: `npulaunch render`: the launch scripts and manifest of a recipe, or of all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/output.h"
+#include "npulaunch/render.h"
+#include "npulaunch/util.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch render ID|QUERY [site values] [overrides] [-o DIR] [--check]\n"
+	     "       npulaunch render --all [site values] -o DIR [--check]\n"
+	     "\n"
+	     "Write one self-contained launch script per role (pd-mixed.sh, or prefill.sh,\n"
+	     "decode.sh and router.sh), bench.sh and manifest.json (the plan). Without -o the\n"
+	     "files go to standard output, each under a line '==> NAME <=='. A site value not\n"
+	     "given stays a variable at the top of the scripts, which refuse to start until\n"
+	     "it is set.\n"
+	     "\n"
+	     "Options:\n"
+	     "  -o, --output DIR  write the files into DIR (created if needed), atomically\n"
+	     "  --all             every recipe, each into DIR/ID/\n"
+	     "  --check           write nothing; exit 1 listing stale, missing and extra files\n"
+	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
+	     "  site values       --model-path P  --draft-model-path P  --ifname NAME\n"
+	     "                    --node-ip IP (once per node, rank order)  --prefill-ip IP...\n"
+	     "                    --decode-ip IP...  --site FILE (YAML with the same keys; flags win)\n"
+	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
+	     "                    --unset-env [ROLE:]K  --force\n"
+	     "  -h, --help        this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  npulaunch render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --model-path /models/kimi \\\n"
+	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
+	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current");
+}
+
+static const char *missing_list(struct npl_arena *a, const cJSON *plan)
+{
+	const cJSON *need, *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
+	const char *s = NULL;
+
+	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
+		const char *key = npl_json_str(need, "key");
+
+		if (cJSON_GetObjectItemCaseSensitive(site, key))
+			continue;
+		s = s ? npl_arena_printf(a, "%s, --%s (%s)", s, key, npl_json_str(need, "var"))
+		      : npl_arena_printf(a, "--%s (%s)", key, npl_json_str(need, "var"));
+	}
+	return s;
+}
+
+static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_cli_recipe_opts *ro,
+		      struct npl_templates *t, struct npl_outset *set, const char *dir)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < db->nrecipes; i++) {
+		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force};
+		struct npl_site site = ro->site;
+		const struct npl_layer *R = db->recipes[i];
+		cJSON *plan;
+		char *sub;
+
+		/* addresses apply to the recipes of the matching shape only */
+		if (R->mode == NPL_MODE_PD_DISAGG)
+			site.key[NPL_SITE_NODE_IP].n = 0;
+		else
+			site.key[NPL_SITE_PREFILL_IP].n = site.key[NPL_SITE_DECODE_IP].n = 0;
+		if (R->mode == NPL_MODE_PD_MIXED && R->cards <= R->hardware->cards_per_node.v)
+			site.key[NPL_SITE_NODE_IP].n = 0;
+		o.site = &site;
+		plan = npl_resolve(db, R, &o, &cli->diag);
+		if (!plan) {
+			rc = -1;
+			continue;
+		}
+		sub = npl_arena_printf(&cli->arena, "%s/%s", dir, R->id);
+		if (npl_render_bundle(plan, t, dir ? sub : R->id, set, &cli->diag))
+			rc = -1;
+		cJSON_Delete(plan);
+	}
+	return rc;
+}
+
+int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"all", no_argument, NULL, 'a'},
+		{"check", no_argument, NULL, 'c'},
+		{"templates", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
+	struct npl_outset set = {0};
+	struct npl_db db;
+	const char *dir = NULL;
+	int all = 0, check = 0, c, rc = NPL_EXIT_OK, i;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'a': all = 1; break;
+		case 'c': check = 1; break;
+		case 't': t.dir = optarg; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
+			if (r <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (all && optind < argc) {
+		rc = npl_cli_usage_error("render", "--all renders every recipe: drop '%s'", argv[optind]);
+		goto out;
+	}
+	if (!all && optind >= argc) {
+		rc = npl_cli_usage_error("render", "which recipe? give an id, a model with a query, or --all");
+		goto out;
+	}
+	if (!all && optind + 1 < argc) {
+		rc = npl_cli_usage_error("render", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if (check && !dir) {
+		rc = npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
+		goto out;
+	}
+	if (all && npl_cli_has_query(&ro)) {
+		rc = npl_cli_usage_error("render", "--all takes no query options");
+		goto out;
+	}
+	if (dir) {
+		/* "deploy/" and "deploy" name the same folder */
+		char *d = npl_arena_strdup(&cli->arena, dir);
+		size_t n = strlen(d);
+
+		while (n > 1 && d[n - 1] == '/')
+			d[--n] = '\0';
+		dir = d;
+	}
+	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
+		goto out;
+	if (all) {
+		if (render_all(cli, &db, &ro, &t, &set, dir)) {
+			npl_cli_flush(cli);
+			rc = NPL_EXIT_USAGE;
+			goto out;
+		}
+	} else {
+		const char *how;
+		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &how, &rc);
+		cJSON *plan;
+		const char *missing;
+
+		if (!R)
+			goto out;
+		plan = npl_cli_resolve(cli, &db, R, &ro, &rc);
+		if (!plan)
+			goto out;
+		rc = npl_render_bundle(plan, &t, dir ? dir : "", &set, &cli->diag) ? NPL_EXIT_FAIL : 0;
+		missing = missing_list(&cli->arena, plan);
+		cJSON_Delete(plan);
+		npl_cli_flush(cli);
+		if (rc)
+			goto out;
+		if (missing && !check)
+			fprintf(stderr, "npulaunch: %s: not given: %s; the scripts stop until they are set\n",
+				R->id, missing);
+	}
+	if (dir)
+		npl_out_own_dir(&set, dir);
+	if (check) {
+		int diffs = npl_out_check(&set, stdout);
+
+		if (diffs) {
+			fprintf(stderr, "npulaunch: %d file%s in %s differ%s from what render writes\n", diffs,
+				diffs == 1 ? "" : "s", dir, diffs == 1 ? "s" : "");
+			rc = NPL_EXIT_FAIL;
+		}
+	} else if (dir) {
+		if (npl_out_commit(&set, &cli->diag)) {
+			npl_cli_flush(cli);
+			rc = NPL_EXIT_FAIL;
+		}
+	} else {
+		for (i = 0; i < set.n; i++) {
+			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);
+			fwrite(set.v[i].text, 1, set.v[i].len, stdout);
+		}
+	}
+out:
+	npl_out_release(&set);
+	npl_templates_release(&t);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

@@ -1,0 +1,1313 @@
+/*
+ * recipe.c: the strict recipe loader (YAML tree -> layers) and the database
+ * (overrides, references, lookups); see recipe.h. One table of keys per
+ * mapping: a key not in the table is an error with a did-you-mean.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/embedded.h"
+#include "npulaunch/recipe.h"
+#include "npulaunch/util.h"
+
+#define K_DEF (1u << NPL_LAYER_DEFAULTS)
+#define K_HW (1u << NPL_LAYER_HARDWARE)
+#define K_MODEL (1u << NPL_LAYER_MODEL)
+#define K_RECIPE (1u << NPL_LAYER_RECIPE)
+#define K_ALL (K_DEF | K_HW | K_MODEL | K_RECIPE)
+
+struct ctx {
+	struct npl_db *db;
+	struct npl_arena *a;
+	struct npl_diag *d;
+	struct npl_layer *L;
+	int rc;
+};
+
+static const char *const kind_names[] = {"defaults", "hardware", "model", "recipe"};
+static const char *const kind_articles[] = {"the defaults", "a hardware profile", "a model",
+					    "a recipe"};
+static const char *const scope_names[] = {"server", "pd-mixed", "prefill", "decode",
+					  "disagg", "router", "bench"};
+
+const char *npl_layer_kind_name(enum npl_layer_kind k)
+{
+	return k < NPL_LAYER_COUNT ? kind_names[k] : "?";
+}
+
+const char *npl_scope_name(enum npl_scope s)
+{
+	return s < NPL_SCOPE_COUNT ? scope_names[s] : "?";
+}
+
+const char *npl_mode_name(enum npl_mode m)
+{
+	return m == NPL_MODE_PD_MIXED ? "pd-mixed" : m == NPL_MODE_PD_DISAGG ? "pd-disagg" : "?";
+}
+
+static int fail(struct ctx *c, const struct npl_ynode *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct ctx *c, const struct npl_ynode *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	npl_diag_vadd(c->d, NPL_ERROR, n ? &n->loc : NULL, fmt, ap);
+	va_end(ap);
+	c->rc = -1;
+	return -1;
+}
+
+/* ---- value readers ---------------------------------------------------- */
+
+static int want_scalar(struct ctx *c, const struct npl_ynode *v, const char *key)
+{
+	if (v->kind != NPL_YSCALAR)
+		return fail(c, v, "'%s' must be a single value, not %s", key, npl_ykind_name(v));
+	return 0;
+}
+
+static int want_map(struct ctx *c, const struct npl_ynode *v, const char *key)
+{
+	if (v->kind != NPL_YMAP)
+		return fail(c, v, "'%s' must be a mapping (key: value lines), not %s", key,
+			    npl_ykind_name(v));
+	return 0;
+}
+
+static int read_str(struct ctx *c, const struct npl_ynode *v, const char *key, struct npl_str *out)
+{
+	if (want_scalar(c, v, key))
+		return -1;
+	if (npl_ynull(v))
+		return fail(c, v, "'%s' needs a value", key);
+	out->s = v->str;
+	out->loc = v->loc;
+	return 0;
+}
+
+static int read_int(struct ctx *c, const struct npl_ynode *v, const char *key, int min, int max,
+		    struct npl_int *out)
+{
+	int n;
+
+	if (want_scalar(c, v, key))
+		return -1;
+	n = v->plain ? npl_parse_uint(v->str) : -1;
+	if (n < 0)
+		return fail(c, v, "'%s' must be a whole number, not '%s'", key, v->str);
+	if (n < min || n > max)
+		return fail(c, v, "'%s' must be between %d and %d, not %d", key, min, max, n);
+	out->set = 1;
+	out->v = n;
+	out->loc = v->loc;
+	return 0;
+}
+
+static int read_bool(struct ctx *c, const struct npl_ynode *v, const char *key, struct npl_int *out)
+{
+	int b;
+
+	if (!npl_ybool(v, &b))
+		return fail(c, v, "'%s' must be true or false", key);
+	out->set = 1;
+	out->v = b;
+	out->loc = v->loc;
+	return 0;
+}
+
+static int is_env_name(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int is_flag_name(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+		return 0;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int is_id(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+		return 0;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr("._-", *s)))
+			return 0;
+	return 1;
+}
+
+/* A list of strings, each checked by ok() (may be NULL); what names the kind of item. */
+static int read_strlist(struct ctx *c, const struct npl_ynode *v, const char *key,
+			int (*ok)(const char *), const char *what, struct npl_str **out, int *n)
+{
+	int i, rc = 0;
+
+	if (v->kind != NPL_YSEQ)
+		return fail(c, v, "'%s' must be a list ([a, b] or '- a' lines), not %s", key,
+			    npl_ykind_name(v));
+	*out = npl_arena_calloc(c->a, (size_t)v->n, sizeof(**out));
+	*n = 0;
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *it = v->kids[i];
+
+		if (it->kind != NPL_YSCALAR || npl_ynull(it)) {
+			rc = fail(c, it, "each item of '%s' must be a single value", key);
+			continue;
+		}
+		if (ok && !ok(it->str)) {
+			rc = fail(c, it, "'%s' is not %s", it->str, what);
+			continue;
+		}
+		(*out)[*n].s = it->str;
+		(*out)[(*n)++].loc = it->loc;
+	}
+	return rc;
+}
+
+static int is_abs_path(const char *s)
+{
+	return s[0] == '/' && !strchr(s, '\n');
+}
+
+/* ---- mapping walker --------------------------------------------------- */
+
+struct field;
+typedef int (*field_fn)(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			void *arg);
+
+struct field {
+	const char *key;
+	unsigned kinds;
+	field_fn fn;
+};
+
+static int unknown_key(struct ctx *c, const struct npl_ynode *k, const struct field *tab, int ntab,
+		       const char *where)
+{
+	const char *cands[64];
+	int i, n = 0;
+	const char *best;
+
+	for (i = 0; i < ntab && n < 64; i++)
+		if (tab[i].kinds & (1u << c->L->kind))
+			cands[n++] = tab[i].key;
+	best = npl_did_you_mean(k->str, cands, n);
+	for (i = 0; i < ntab; i++) {
+		if (!strcmp(tab[i].key, k->str)) {
+			/* known, but not for this kind of document */
+			unsigned kinds = tab[i].kinds;
+			int j;
+
+			for (j = 0; j < NPL_LAYER_COUNT; j++)
+				if (kinds & (1u << j))
+					break;
+			return fail(c, k, "key '%s' does not belong in %s (it is a key of %s)", k->str,
+				    kind_articles[c->L->kind], kind_articles[j]);
+		}
+	}
+	if (best)
+		return fail(c, k, "unknown key '%s' in %s (did you mean '%s'?)", k->str, where, best);
+	return fail(c, k, "unknown key '%s' in %s", k->str, where);
+}
+
+static int walk(struct ctx *c, const struct npl_ynode *map, const struct field *tab, int ntab,
+		const char *where, void *arg)
+{
+	int i, j, rc = 0;
+
+	for (i = 0; i < map->n; i++) {
+		const struct npl_ynode *k = map->kids[2 * i], *v = map->kids[2 * i + 1];
+
+		for (j = 0; j < ntab; j++)
+			if (!strcmp(tab[j].key, k->str) && (tab[j].kinds & (1u << c->L->kind)))
+				break;
+		if (j == ntab) {
+			rc = unknown_key(c, k, tab, ntab, where);
+			continue;
+		}
+		if (tab[j].fn && tab[j].fn(c, k, v, arg))
+			rc = -1;
+	}
+	return rc;
+}
+
+/* ---- scope settings: env, unset, source, flags, explicit --------------- */
+
+static int f_env(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *s = arg;
+	int i, rc = 0;
+
+	if (want_map(c, v, k->str))
+		return -1;
+	s->env = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*s->env));
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *name = v->kids[2 * i], *val = v->kids[2 * i + 1];
+		struct npl_env_set *e;
+
+		if (!is_env_name(name->str)) {
+			rc = fail(c, name, "'%s' is not an environment variable name", name->str);
+			continue;
+		}
+		if (val->kind != NPL_YSCALAR) {
+			rc = fail(c, val, "the value of '%s' must be a single value (null removes it)",
+				  name->str);
+			continue;
+		}
+		e = &s->env[s->nenv++];
+		e->name = name->str;
+		e->value = npl_ynull(val) ? NULL : val->str;
+		e->loc = name->loc;
+	}
+	return rc;
+}
+
+static int f_unset(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *s = arg;
+
+	return read_strlist(c, v, k->str, is_env_name, "an environment variable name", &s->unset,
+			    &s->nunset);
+}
+
+static int f_source(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *s = arg;
+
+	return read_strlist(c, v, k->str, is_abs_path, "an absolute path", &s->source, &s->nsource);
+}
+
+static int f_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *s = arg;
+	int i, j, rc = 0;
+
+	if (want_map(c, v, k->str))
+		return -1;
+	s->flags = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*s->flags));
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *name = v->kids[2 * i], *val = v->kids[2 * i + 1];
+		struct npl_flag_set *f;
+		int b;
+
+		if (npl_starts_with(name->str, "-")) {
+			rc = fail(c, name, "write flag names without the leading dashes: '%s'",
+				  name->str + strspn(name->str, "-"));
+			continue;
+		}
+		if (!is_flag_name(name->str)) {
+			rc = fail(c, name, "'%s' is not a flag name (lowercase letters, digits, '-')",
+				  name->str);
+			continue;
+		}
+		f = &s->flags[s->nflags];
+		f->name = name->str;
+		f->loc = name->loc;
+		if (npl_ybool(val, &b)) {
+			f->kind = b ? NPL_FLAG_SWITCH : NPL_FLAG_REMOVE;
+		} else if (npl_ynull(val)) {
+			f->kind = NPL_FLAG_REMOVE;
+		} else if (val->kind == NPL_YSCALAR) {
+			f->kind = NPL_FLAG_VALUES;
+			f->values = npl_arena_alloc(c->a, sizeof(*f->values));
+			f->values[0] = val->str;
+			f->nvalues = 1;
+		} else if (val->kind == NPL_YSEQ && val->n > 0) {
+			f->kind = NPL_FLAG_VALUES;
+			f->values = npl_arena_calloc(c->a, (size_t)val->n, sizeof(*f->values));
+			for (j = 0; j < val->n; j++) {
+				if (val->kids[j]->kind != NPL_YSCALAR || npl_ynull(val->kids[j])) {
+					rc = fail(c, val->kids[j], "each value of flag '%s' must be a single value",
+						  name->str);
+					break;
+				}
+				f->values[j] = val->kids[j]->str;
+			}
+			if (j < val->n)
+				continue;
+			f->nvalues = val->n;
+		} else {
+			rc = fail(c, val, "flag '%s' takes true, false/null, a value or a non-empty list of values",
+				  name->str);
+			continue;
+		}
+		s->nflags++;
+	}
+	return rc;
+}
+
+static int is_explicit_flag(const char *s)
+{
+	return !strcmp(s, "nnodes") || !strcmp(s, "node-rank") || !strcmp(s, "dist-init-addr");
+}
+
+static int f_explicit(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *s = arg;
+
+	return read_strlist(c, v, k->str, is_explicit_flag,
+			    "a rule-derived flag that may be written explicitly (nnodes, node-rank, dist-init-addr)",
+			    &s->explicit_flags, &s->nexplicit);
+}
+
+static const struct field scope_fields[] = {
+	{"env", K_ALL, f_env},
+	{"unset", K_ALL, f_unset},
+	{"source", K_ALL, f_source},
+	{"flags", K_ALL, f_flags},
+	{"explicit", K_ALL, f_explicit},
+};
+
+static const struct field router_fields[] = {
+	{"env", K_ALL, f_env},
+	{"unset", K_ALL, f_unset},
+	{"flags", K_ALL, f_flags},
+};
+
+static int f_roles(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const char *const names[] = {"pd-mixed", "prefill", "decode", "disagg"};
+	static const enum npl_scope scopes[] = {NPL_SCOPE_PD_MIXED, NPL_SCOPE_PREFILL,
+						NPL_SCOPE_DECODE, NPL_SCOPE_DISAGG};
+	int i, j, rc = 0;
+
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *name = v->kids[2 * i], *val = v->kids[2 * i + 1];
+
+		for (j = 0; j < 4; j++)
+			if (!strcmp(names[j], name->str))
+				break;
+		if (j == 4) {
+			const char *best = npl_did_you_mean(name->str, names, 4);
+
+			rc = best ? fail(c, name, "unknown role '%s' (did you mean '%s'?)", name->str, best)
+				  : fail(c, name, "unknown role '%s' (roles: pd-mixed, prefill, decode, disagg)",
+					 name->str);
+			continue;
+		}
+		if (want_map(c, val, name->str)) {
+			rc = -1;
+			continue;
+		}
+		char *where = npl_arena_printf(c->a, "role '%s'", name->str);
+
+		if (walk(c, val, scope_fields, NPL_ARRAY_SIZE(scope_fields), where,
+			 &c->L->scope[scopes[j]]))
+			rc = -1;
+	}
+	return rc;
+}
+
+static int f_router(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, router_fields, NPL_ARRAY_SIZE(router_fields), "'router'",
+		    &c->L->scope[NPL_SCOPE_ROUTER]);
+}
+
+/* ---- bench ------------------------------------------------------------ */
+
+static int is_dataset_kind(const char *s)
+{
+	return !strcmp(s, "random") || !strcmp(s, "generated-shared-prefix") || !strcmp(s, "image");
+}
+
+static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_bench_spec *b = &c->L->bench;
+	const char *key = k->str;
+
+	(void)arg;
+	if (!strcmp(key, "dataset")) {
+		if (read_str(c, v, key, &b->dataset))
+			return -1;
+		if (!is_dataset_kind(v->str))
+			return fail(c, v, "unknown benchmark dataset '%s' (random, generated-shared-prefix, image)",
+				    v->str);
+		return 0;
+	}
+	if (!strcmp(key, "resolution")) {
+		int w = 0, h = 0;
+		char tail = 0;
+
+		if (read_str(c, v, key, &b->resolution))
+			return -1;
+		if (sscanf(v->str, "%dx%d%c", &w, &h, &tail) != 2 || w <= 0 || h <= 0)
+			return fail(c, v, "'resolution' must be WIDTHxHEIGHT, like 1920x1080");
+		return 0;
+	}
+	if (!strcmp(key, "prefix"))
+		return read_int(c, v, key, 1, 99, &b->prefix);
+	if (!strcmp(key, "input"))
+		return read_int(c, v, key, 1, 100000000, &b->input);
+	if (!strcmp(key, "output"))
+		return read_int(c, v, key, 1, 100000000, &b->output);
+	if (!strcmp(key, "groups"))
+		return read_int(c, v, key, 1, 1000000, &b->groups);
+	if (!strcmp(key, "images"))
+		return read_int(c, v, key, 1, 1000, &b->images);
+	if (!strcmp(key, "concurrency"))
+		return read_int(c, v, key, 1, 10000000, &b->concurrency);
+	if (!strcmp(key, "prompts"))
+		return read_int(c, v, key, 1, 100000000, &b->prompts);
+	return 0;
+}
+
+static const struct field bench_fields[] = {
+	{"env", K_ALL, f_env},
+	{"unset", K_ALL, f_unset},
+	{"flags", K_ALL, f_flags},
+	{"dataset", K_ALL, f_bench_key},
+	{"input", K_ALL, f_bench_key},
+	{"output", K_ALL, f_bench_key},
+	{"prefix", K_ALL, f_bench_key},
+	{"groups", K_ALL, f_bench_key},
+	{"resolution", K_ALL, f_bench_key},
+	{"images", K_ALL, f_bench_key},
+	{"concurrency", K_ALL, f_bench_key},
+	{"prompts", K_ALL, f_bench_key},
+};
+
+static int f_bench(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, bench_fields, NPL_ARRAY_SIZE(bench_fields), "'bench'",
+		    &c->L->scope[NPL_SCOPE_BENCH]);
+}
+
+/* ---- speculative, tuning, ports, launch, topology ---------------------- */
+
+static int f_spec_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_spec *s = &c->L->spec;
+	const char *key = k->str;
+
+	(void)arg;
+	if (!strcmp(key, "algorithm"))
+		return read_str(c, v, key, &s->algorithm);
+	if (!strcmp(key, "steps"))
+		return read_int(c, v, key, 1, 64, &s->steps);
+	if (!strcmp(key, "topk"))
+		return read_int(c, v, key, 1, 64, &s->topk);
+	if (!strcmp(key, "draft_tokens"))
+		return read_int(c, v, key, 1, 256, &s->draft_tokens);
+	if (!strcmp(key, "draft_model"))
+		return read_bool(c, v, key, &s->draft_model);
+	if (!strcmp(key, "draft_quantization")) {
+		if (npl_ynull(v)) {
+			s->draft_quantization_removed = 1;
+			return 0;
+		}
+		return read_str(c, v, key, &s->draft_quantization);
+	}
+	return 0;
+}
+
+static const struct field spec_fields[] = {
+	{"algorithm", K_ALL, f_spec_key},
+	{"steps", K_ALL, f_spec_key},
+	{"topk", K_ALL, f_spec_key},
+	{"draft_tokens", K_ALL, f_spec_key},
+	{"draft_model", K_ALL, f_spec_key},
+	{"draft_quantization", K_ALL, f_spec_key},
+};
+
+static int f_speculative(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_spec *s = &c->L->spec;
+
+	(void)arg;
+	s->present = 1;
+	s->loc = k->loc;
+	if (npl_ynull(v)) {
+		s->removed = 1;
+		return 0;
+	}
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, spec_fields, NPL_ARRAY_SIZE(spec_fields), "'speculative'", NULL);
+}
+
+static int is_sysctl_name(const char *s)
+{
+	if (!strchr(s, '.') || *s == '.' || npl_ends_with(s, "."))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '.'))
+			return 0;
+	return !strstr(s, "..");
+}
+
+static int f_tuning_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_layer *L = c->L;
+	int i, rc = 0;
+
+	(void)arg;
+	if (!strcmp(k->str, "cpu_governor")) {
+		if (npl_ynull(v)) {
+			L->governor_removed = 1;
+			return 0;
+		}
+		if (read_str(c, v, k->str, &L->governor))
+			return -1;
+		if (!is_flag_name(v->str))
+			return fail(c, v, "'%s' is not a cpufreq governor name", v->str);
+		return 0;
+	}
+	/* sysctl */
+	if (want_map(c, v, k->str))
+		return -1;
+	L->sysctl = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*L->sysctl));
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *name = v->kids[2 * i], *val = v->kids[2 * i + 1];
+		struct npl_env_set *e;
+
+		if (!is_sysctl_name(name->str)) {
+			rc = fail(c, name, "'%s' is not a sysctl name (like vm.swappiness)", name->str);
+			continue;
+		}
+		if (val->kind != NPL_YSCALAR) {
+			rc = fail(c, val, "the value of sysctl '%s' must be a single value", name->str);
+			continue;
+		}
+		if (!npl_ynull(val) && (!*val->str || strpbrk(val->str, "\n\r"))) {
+			rc = fail(c, val, "the value of sysctl '%s' must be one line", name->str);
+			continue;
+		}
+		e = &L->sysctl[L->nsysctl++];
+		e->name = name->str;
+		e->value = npl_ynull(val) ? NULL : val->str;
+		e->loc = name->loc;
+	}
+	return rc;
+}
+
+static const struct field tuning_fields[] = {
+	{"cpu_governor", K_ALL, f_tuning_key},
+	{"sysctl", K_ALL, f_tuning_key},
+};
+
+static int f_tuning(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, tuning_fields, NPL_ARRAY_SIZE(tuning_fields), "'tuning'", NULL);
+}
+
+static int f_port_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_ports *p = &c->L->ports;
+	const char *key = k->str;
+	struct npl_int *out = !strcmp(key, "entry") ? &p->entry
+			    : !strcmp(key, "prefill") ? &p->prefill
+			    : !strcmp(key, "decode") ? &p->decode
+			    : !strcmp(key, "bootstrap") ? &p->bootstrap
+			    : !strcmp(key, "dist_init") ? &p->dist_init : &p->mf_store;
+
+	(void)arg;
+	return read_int(c, v, key, 1, 65535, out);
+}
+
+static const struct field port_fields[] = {
+	{"entry", K_ALL, f_port_key},
+	{"prefill", K_ALL, f_port_key},
+	{"decode", K_ALL, f_port_key},
+	{"bootstrap", K_ALL, f_port_key},
+	{"dist_init", K_ALL, f_port_key},
+	{"mf_store", K_ALL, f_port_key},
+};
+
+static int f_ports(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, port_fields, NPL_ARRAY_SIZE(port_fields), "'ports'", NULL);
+}
+
+static int f_launch_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_launch *l = &c->L->launch;
+	int i = !strcmp(k->str, "server") ? NPL_PROG_SERVER
+	      : !strcmp(k->str, "router") ? NPL_PROG_ROUTER : NPL_PROG_BENCH;
+
+	(void)arg;
+	if (read_strlist(c, v, k->str, NULL, NULL, &l->argv[i], &l->n[i]))
+		return -1;
+	if (l->n[i] == 0)
+		return fail(c, v, "'%s' needs the program and its arguments", k->str);
+	l->loc[i] = k->loc;
+	return 0;
+}
+
+static const struct field launch_fields[] = {
+	{"server", K_ALL, f_launch_key},
+	{"router", K_ALL, f_launch_key},
+	{"bench", K_ALL, f_launch_key},
+};
+
+static int f_launch(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, launch_fields, NPL_ARRAY_SIZE(launch_fields), "'launch'", NULL);
+}
+
+static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			   void *arg)
+{
+	struct npl_topology *t = arg;
+
+	if (!strcmp(k->str, "instances"))
+		return read_int(c, v, k->str, 1, 1024, &t->instances);
+	return read_int(c, v, k->str, 1, 65536, &t->cards);
+}
+
+static const struct field topo_role_fields[] = {
+	{"instances", K_ALL, f_topo_role_key},
+	{"cards", K_ALL, f_topo_role_key},
+};
+
+static int f_topo_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_topology *t = &c->L->topo[strcmp(k->str, "prefill") == 0 ? 0 : 1];
+	int rc;
+
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	rc = walk(c, v, topo_role_fields, NPL_ARRAY_SIZE(topo_role_fields),
+		  npl_arena_printf(c->a, "topology '%s'", k->str), t);
+	if (rc == 0 && (!t->instances.set || !t->cards.set))
+		return fail(c, v, "topology '%s' needs both 'instances' and 'cards'", k->str);
+	return rc;
+}
+
+static const struct field topo_fields[] = {
+	{"prefill", K_ALL, f_topo_key},
+	{"decode", K_ALL, f_topo_key},
+};
+
+static int f_topology(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	c->L->topo_loc = k->loc;
+	if (want_map(c, v, k->str))
+		return -1;
+	return walk(c, v, topo_fields, NPL_ARRAY_SIZE(topo_fields), "'topology'", NULL);
+}
+
+/* ---- identity and metadata -------------------------------------------- */
+
+static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_layer *L = c->L;
+	const char *key = k->str;
+	struct npl_str s;
+
+	(void)arg;
+	if (!strcmp(key, "dies_per_card"))
+		return read_int(c, v, key, 1, 64, &L->dies_per_card);
+	if (!strcmp(key, "cards_per_node"))
+		return read_int(c, v, key, 1, 1024, &L->cards_per_node);
+	if (!strcmp(key, "socket_ifname"))
+		return read_bool(c, v, key, &L->socket_ifname);
+	if (!strcmp(key, "aliases"))
+		return read_strlist(c, v, key, NULL, NULL, &L->aliases, &L->naliases);
+	if (!strcmp(key, "ifname_env")) {
+		L->ifname_env_set = 1;
+		return read_strlist(c, v, key, is_env_name, "an environment variable name",
+				    &L->ifname_env, &L->nifname_env);
+	}
+	if (!strcmp(key, "cards")) {
+		struct npl_int n = {0};
+
+		if (read_int(c, v, key, 1, 65536, &n))
+			return -1;
+		L->cards = n.v;
+		L->cards_loc = v->loc;
+		return 0;
+	}
+	if (read_str(c, v, key, &s))
+		return -1;
+	if (strpbrk(s.s, "\n\r\t") && strcmp(key, "notes"))
+		return fail(c, v, "'%s' must be one line", key);
+	if (!strcmp(key, "version")) {
+		L->db_version = s.s;
+	} else if (!strcmp(key, "id")) {
+		if (!is_id(s.s))
+			return fail(c, v, "'%s' is not an id (lowercase letters, digits, '.', '_', '-')", s.s);
+		L->id = s.s;
+	} else if (!strcmp(key, "name") || !strcmp(key, "title")) {
+		L->name = s.s;
+		if (!strcmp(key, "title")) {
+			L->id = npl_recipe_id_from_title(c->a, s.s);
+			if (!is_id(L->id))
+				return fail(c, v, "the title gives the id '%s', which has characters an id may not have (lowercase letters, digits, '.', '_', '-')",
+					    L->id);
+		}
+	} else if (!strcmp(key, "notes")) {
+		L->notes = s.s;
+	} else if (!strcmp(key, "model")) {
+		L->model_ref = s;
+	} else if (!strcmp(key, "hardware")) {
+		L->hardware_ref = s;
+	} else if (!strcmp(key, "mode")) {
+		L->mode_loc = v->loc;
+		if (!strcmp(s.s, "pd-mixed"))
+			L->mode = NPL_MODE_PD_MIXED;
+		else if (!strcmp(s.s, "pd-disagg"))
+			L->mode = NPL_MODE_PD_DISAGG;
+		else
+			return fail(c, v, "unknown mode '%s' (pd-mixed or pd-disagg)", s.s);
+	} else if (!strcmp(key, "quantization")) {
+		L->quantization = s.s;
+	} else if (!strcmp(key, "dataset")) {
+		L->dataset = s.s;
+	} else if (!strcmp(key, "tier")) {
+		if (strcmp(s.s, "low-latency") && strcmp(s.s, "high-throughput"))
+			return fail(c, v, "unknown tier '%s' (low-latency or high-throughput)", s.s);
+		L->tier = s.s;
+	} else if (!strcmp(key, "entry_host")) {
+		L->entry_host = s;
+	}
+	return 0;
+}
+
+static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_layer *L = c->L;
+	int ttft = !strcmp(k->str, "ttft");
+	long long us;
+
+	(void)arg;
+	if (want_scalar(c, v, k->str))
+		return -1;
+	if (ttft && npl_ynull(v))
+		return 0;
+	us = npl_parse_duration_us(v->str);
+	if (us <= 0)
+		return fail(c, v, "'%s' must be a duration like 20ms or 5s, not '%s'", k->str, v->str);
+	if (ttft) {
+		L->ttft_us = us;
+		L->ttft_text = v->str;
+	} else {
+		L->tpot_us = us;
+		L->tpot_text = v->str;
+	}
+	return 0;
+}
+
+static int f_scope_top(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < NPL_ARRAY_SIZE(scope_fields); i++)
+		if (!strcmp(scope_fields[i].key, k->str))
+			return scope_fields[i].fn(c, k, v, &c->L->scope[NPL_SCOPE_SERVER]);
+	return 0;
+}
+
+static const struct field top_fields[] = {
+	{"kind", K_ALL, NULL},
+	{"version", K_DEF, f_ident},
+	{"id", K_HW | K_MODEL, f_ident},
+	{"name", K_HW | K_MODEL, f_ident},
+	{"aliases", K_MODEL, f_ident},
+	{"dies_per_card", K_HW, f_ident},
+	{"cards_per_node", K_HW, f_ident},
+	{"title", K_RECIPE, f_ident},
+	{"model", K_RECIPE, f_ident},
+	{"hardware", K_RECIPE, f_ident},
+	{"cards", K_RECIPE, f_ident},
+	{"mode", K_RECIPE, f_ident},
+	{"quantization", K_RECIPE, f_ident},
+	{"dataset", K_RECIPE, f_ident},
+	{"tpot", K_RECIPE, f_duration},
+	{"ttft", K_RECIPE, f_duration},
+	{"tier", K_RECIPE, f_ident},
+	{"topology", K_RECIPE, f_topology},
+	{"notes", K_ALL, f_ident},
+	{"env", K_ALL, f_scope_top},
+	{"unset", K_ALL, f_scope_top},
+	{"source", K_ALL, f_scope_top},
+	{"flags", K_ALL, f_scope_top},
+	{"explicit", K_ALL, f_scope_top},
+	{"roles", K_ALL, f_roles},
+	{"router", K_ALL, f_router},
+	{"bench", K_ALL, f_bench},
+	{"speculative", K_ALL, f_speculative},
+	{"tuning", K_ALL, f_tuning},
+	{"ports", K_ALL, f_ports},
+	{"launch", K_ALL, f_launch},
+	{"entry_host", K_ALL, f_ident},
+	{"socket_ifname", K_ALL, f_ident},
+	{"ifname_env", K_ALL, f_ident},
+};
+
+/* Keys a document of each kind must have. */
+static const char *const required[NPL_LAYER_COUNT][10] = {
+	[NPL_LAYER_DEFAULTS] = {"version"},
+	[NPL_LAYER_HARDWARE] = {"id", "name", "dies_per_card", "cards_per_node"},
+	[NPL_LAYER_MODEL] = {"id", "name"},
+	[NPL_LAYER_RECIPE] = {"title", "model", "hardware", "cards", "mode", "quantization", "dataset",
+			      "tpot", "bench"},
+};
+
+static const struct npl_ynode *map_get(const struct npl_ynode *map, const char *key)
+{
+	int i;
+
+	for (i = 0; i < map->n; i++)
+		if (!strcmp(map->kids[2 * i]->str, key))
+			return map->kids[2 * i + 1];
+	return NULL;
+}
+
+static void add_layer(struct npl_db *db, struct npl_layer *L)
+{
+	if (db->nlayers == db->caplayers) {
+		int cap = db->caplayers ? db->caplayers * 2 : 64;
+
+		db->layers = npl_arena_grow(db->arena, db->layers, (size_t)db->nlayers, (size_t)cap,
+					    sizeof(*db->layers));
+		db->caplayers = cap;
+	}
+	db->layers[db->nlayers++] = L;
+}
+
+static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc, int source)
+{
+	const struct npl_ynode *kind;
+	struct npl_layer *L;
+	int i, k;
+
+	if (doc->kind != NPL_YMAP)
+		return fail(c, doc, "a recipe file holds mappings (key: value lines), not %s",
+			    npl_ykind_name(doc));
+	kind = map_get(doc, "kind");
+	if (!kind)
+		return fail(c, doc, "missing 'kind' (defaults, hardware, model, recipe or engine-flags)");
+	if (kind->kind == NPL_YSCALAR && !strcmp(kind->str, "engine-flags")) {
+		c->db->engine_flags = doc;
+		c->db->engine_flags_file = file;
+		return 0;
+	}
+	for (k = 0; k < NPL_LAYER_COUNT; k++)
+		if (kind->kind == NPL_YSCALAR && !strcmp(kind->str, kind_names[k]))
+			break;
+	if (k == NPL_LAYER_COUNT) {
+		static const char *const all[] = {"defaults", "hardware", "model", "recipe",
+						  "engine-flags"};
+		const char *best = kind->kind == NPL_YSCALAR ? npl_did_you_mean(kind->str, all, 5) : NULL;
+
+		if (best)
+			return fail(c, kind, "unknown kind '%s' (did you mean '%s'?)", kind->str, best);
+		return fail(c, kind, "'kind' must be defaults, hardware, model, recipe or engine-flags");
+	}
+	L = npl_arena_alloc(c->a, sizeof(*L));
+	L->kind = (enum npl_layer_kind)k;
+	L->file = file;
+	L->loc = doc->loc;
+	L->source = source;
+	L->tpot_us = L->ttft_us = -1;
+	c->L = L;
+	walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), kind_articles[k], NULL);
+	for (i = 0; required[k][i]; i++)
+		if (!map_get(doc, required[k][i]))
+			fail(c, doc, "%s needs '%s'", kind_articles[k], required[k][i]);
+	if (k == NPL_LAYER_DEFAULTS)
+		L->id = "defaults";
+	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
+		fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
+	add_layer(c->db, L);
+	return 0;
+}
+
+/* ---- database --------------------------------------------------------- */
+
+void npl_db_init(struct npl_db *db, struct npl_arena *arena)
+{
+	memset(db, 0, sizeof(*db));
+	db->arena = arena;
+}
+
+int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
+		     struct npl_diag *d)
+{
+	struct ctx c = {db, db->arena, d, NULL, 0};
+	struct npl_ynode **docs;
+	int ndocs, i;
+
+	npl_diag_source(d, name, text);
+	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
+		return -1;
+	for (i = 0; i < ndocs; i++)
+		load_doc(&c, name, docs[i], source);
+	if (source >= db->nsources)
+		db->nsources = source + 1;
+	return c.rc;
+}
+
+int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
+{
+	const struct npl_embedded *e;
+	int rc = 0;
+
+	for (e = npl_embedded_recipes; e->name; e++)
+		if (npl_db_load_text(db, e->name, e->data, e->len, 0, d))
+			rc = -1;
+	return rc;
+}
+
+static int namecmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_tree(struct npl_db *db, const char *dir, int source, struct npl_diag *d)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int rc = 0;
+
+	if (!dp)
+		return npl_error(d, NULL, "cannot open recipe folder '%s': %s", dir, strerror(errno));
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			names = realloc(names, cap * sizeof(*names));
+			if (!names)
+				npl_oom();
+		}
+		names[n++] = npl_arena_printf(db->arena, "%s/%s", dir, de->d_name);
+	}
+	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof(*names), namecmp);
+	for (i = 0; i < n; i++) {
+		if (npl_is_dir(names[i])) {
+			if (load_tree(db, names[i], source, d))
+				rc = -1;
+		} else if (npl_ends_with(names[i], ".yaml") || npl_ends_with(names[i], ".yml")) {
+			size_t len;
+			char *text = npl_read_file(names[i], &len, d);
+
+			if (!text) {
+				rc = -1;
+				continue;
+			}
+			char *copy = npl_arena_strndup(db->arena, text, len);
+
+			free(text);
+			if (npl_db_load_text(db, names[i], copy, len, source, d))
+				rc = -1;
+		}
+	}
+	free(names);
+	return rc;
+}
+
+int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
+{
+	int source = db->nsources > 0 ? db->nsources : 1;
+
+	if (!npl_is_dir(dir))
+		return npl_error(d, NULL, "recipe folder '%s' does not exist or is not a folder", dir);
+	db->nsources = source + 1;
+	return load_tree(db, dir, source, d);
+}
+
+static int idcmp(const void *a, const void *b)
+{
+	const struct npl_layer *x = *(struct npl_layer *const *)a, *y = *(struct npl_layer *const *)b;
+
+	return strcmp(x->id, y->id);
+}
+
+static const char *const *layer_ids(struct npl_arena *a, struct npl_layer **v, int n)
+{
+	const char **ids = npl_arena_calloc(a, (size_t)n + 1, sizeof(*ids));
+	int i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = v[i]->id;
+	return ids;
+}
+
+/* Keep the last-loaded layer of each (kind, id): a later folder overrides an
+ * earlier one; twice in the same folder is an error. */
+static int select_in_force(struct npl_db *db, enum npl_layer_kind kind, struct npl_layer ***out,
+			   int *nout, struct npl_diag *d)
+{
+	struct npl_layer **v = npl_arena_calloc(db->arena, (size_t)db->nlayers + 1, sizeof(*v));
+	int i, j, n = 0, rc = 0;
+
+	for (i = 0; i < db->nlayers; i++) {
+		struct npl_layer *L = db->layers[i];
+
+		if (L->kind != kind || !L->id)
+			continue;
+		for (j = 0; j < n; j++)
+			if (!strcmp(v[j]->id, L->id))
+				break;
+		if (j < n && v[j]->source == L->source) {
+			rc = npl_error(d, &L->loc, "duplicate %s id '%s' (also defined at %s:%d:%d)",
+				       kind_names[kind], L->id, v[j]->loc.file, v[j]->loc.line,
+				       v[j]->loc.col);
+			continue;
+		}
+		if (j < n)
+			v[j] = L;
+		else
+			v[n++] = L;
+	}
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), idcmp);
+	*out = v;
+	*nout = n;
+	return rc;
+}
+
+static struct npl_layer *find_id(struct npl_layer **v, int n, const char *id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i]->id, id))
+			return v[i];
+	return NULL;
+}
+
+static int check_topology(struct npl_layer *R, struct npl_diag *d)
+{
+	int total;
+
+	if (R->mode == NPL_MODE_PD_MIXED) {
+		if (R->topo[0].instances.set || R->topo[1].instances.set)
+			return npl_error(d, &R->topo_loc, "'topology' is for pd-disagg recipes; a pd-mixed recipe runs one server on all its cards");
+		return 0;
+	}
+	if (R->mode != NPL_MODE_PD_DISAGG)
+		return 0;
+	if (!R->topo[0].instances.set && !R->topo[1].instances.set) {
+		/* 1P1D with the cards split evenly, as in the seed pages */
+		if (R->cards % 2)
+			return npl_error(d, &R->cards_loc, "a pd-disagg recipe without 'topology' splits its cards evenly into 1 prefill and 1 decode: %d cards do not split",
+					 R->cards);
+		R->topo[0].instances = R->topo[1].instances = (struct npl_int){1, 1, R->cards_loc};
+		R->topo[0].cards = R->topo[1].cards = (struct npl_int){1, R->cards / 2, R->cards_loc};
+		return 0;
+	}
+	if (!R->topo[0].instances.set || !R->topo[1].instances.set)
+		return npl_error(d, &R->topo_loc, "'topology' needs both 'prefill' and 'decode'");
+	total = R->topo[0].instances.v * R->topo[0].cards.v + R->topo[1].instances.v * R->topo[1].cards.v;
+	if (total != R->cards)
+		return npl_error(d, &R->topo_loc, "the topology uses %d cards (%d x %d prefill + %d x %d decode) but 'cards' is %d",
+				 total, R->topo[0].instances.v, R->topo[0].cards.v,
+				 R->topo[1].instances.v, R->topo[1].cards.v, R->cards);
+	return 0;
+}
+
+int npl_db_link(struct npl_db *db, struct npl_diag *d)
+{
+	struct npl_layer **defs;
+	int ndefs, i, rc = 0;
+
+	if (select_in_force(db, NPL_LAYER_DEFAULTS, &defs, &ndefs, d))
+		rc = -1;
+	db->defaults = ndefs ? defs[0] : NULL;
+	if (!db->defaults)
+		rc = npl_error(d, NULL, "the recipe database has no defaults document (kind: defaults)");
+	if (select_in_force(db, NPL_LAYER_HARDWARE, &db->hardware, &db->nhardware, d) ||
+	    select_in_force(db, NPL_LAYER_MODEL, &db->models, &db->nmodels, d) ||
+	    select_in_force(db, NPL_LAYER_RECIPE, &db->recipes, &db->nrecipes, d))
+		rc = -1;
+	for (i = 0; i < db->nrecipes; i++) {
+		struct npl_layer *R = db->recipes[i];
+		const char *best;
+
+		if (R->model_ref.s) {
+			R->model = find_id(db->models, db->nmodels, R->model_ref.s);
+			if (!R->model) {
+				best = npl_did_you_mean(R->model_ref.s,
+							layer_ids(db->arena, db->models, db->nmodels),
+							db->nmodels);
+				rc = best ? npl_error(d, &R->model_ref.loc, "unknown model '%s' (did you mean '%s'?)",
+						      R->model_ref.s, best)
+					  : npl_error(d, &R->model_ref.loc, "unknown model '%s'", R->model_ref.s);
+			}
+		}
+		if (R->hardware_ref.s) {
+			R->hardware = find_id(db->hardware, db->nhardware, R->hardware_ref.s);
+			if (!R->hardware) {
+				best = npl_did_you_mean(R->hardware_ref.s,
+							layer_ids(db->arena, db->hardware, db->nhardware),
+							db->nhardware);
+				rc = best ? npl_error(d, &R->hardware_ref.loc, "unknown hardware profile '%s' (did you mean '%s'?)",
+						      R->hardware_ref.s, best)
+					  : npl_error(d, &R->hardware_ref.loc, "unknown hardware profile '%s'",
+						      R->hardware_ref.s);
+			}
+		}
+		if (check_topology(R, d))
+			rc = -1;
+	}
+	return rc;
+}
+
+int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
+		struct npl_diag *d)
+{
+	int i, rc;
+
+	npl_db_init(db, arena);
+	rc = npl_db_load_embedded(db, d);
+	for (i = 0; i < ndirs; i++)
+		if (npl_db_load_dir(db, dirs[i], d))
+			rc = -1;
+	if (rc)
+		return -1;
+	return npl_db_link(db, d);
+}
+
+const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id)
+{
+	int lo = 0, hi = db->nrecipes - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, c = strcmp(db->recipes[mid]->id, id);
+
+		if (c == 0)
+			return db->recipes[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name)
+{
+	int i, j;
+
+	for (i = 0; i < db->nmodels; i++) {
+		const struct npl_layer *M = db->models[i];
+
+		if (npl_strcaseeq(M->id, name) || npl_strcaseeq(M->name, name))
+			return M;
+		for (j = 0; j < M->naliases; j++)
+			if (npl_strcaseeq(M->aliases[j].s, name))
+				return M;
+	}
+	return NULL;
+}
+
+const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *name)
+{
+	int i;
+
+	for (i = 0; i < db->nhardware; i++)
+		if (npl_strcaseeq(db->hardware[i]->id, name) || npl_strcaseeq(db->hardware[i]->name, name))
+			return db->hardware[i];
+	return NULL;
+}
+
+char *npl_recipe_id_from_title(struct npl_arena *a, const char *title)
+{
+	char *id = npl_arena_alloc(a, strlen(title) + 1), *o = id;
+	const char *p = title;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (; *p; p++) {
+		if (*p == ' ' || *p == '\t') {
+			while (p[1] == ' ' || p[1] == '\t')
+				p++;
+			if (p[1])
+				*o++ = '-';
+		} else {
+			*o++ = (*p >= 'A' && *p <= 'Z') ? (char)(*p - 'A' + 'a') : *p;
+		}
+	}
+	*o = '\0';
+	return id;
+}
+
+long long npl_parse_duration_us(const char *s)
+{
+	long long whole = 0, frac = 0, scale = 1, mult;
+	int digits = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > 1000000000LL)
+			return -1;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (scale >= 1000000)
+				return -1;
+			frac = frac * 10 + (*p - '0');
+			scale *= 10;
+		}
+	}
+	if (!digits)
+		return -1;
+	if (!strcmp(p, "ms"))
+		mult = 1000;
+	else if (!strcmp(p, "s"))
+		mult = 1000000;
+	else if (!strcmp(p, "us"))
+		mult = 1;
+	else
+		return -1;
+	if (frac * mult % scale)
+		return -1;  /* finer than a microsecond */
+	return whole * mult + frac * mult / scale;
+}
+
+void npl_format_duration(char *out, size_t n, long long us)
+{
+	if (us >= 1000000 && us % 1000000 == 0)
+		snprintf(out, n, "%llds", us / 1000000);
+	else if (us % 1000 == 0)
+		snprintf(out, n, "%lldms", us / 1000);
+	else if (us % 100 == 0)
+		snprintf(out, n, "%lld.%lldms", us / 1000, us % 1000 / 100);
+	else if (us % 10 == 0)
+		snprintf(out, n, "%lld.%02lldms", us / 1000, us % 1000 / 10);
+	else
+		snprintf(out, n, "%lld.%03lldms", us / 1000, us % 1000);
+}

@@ -1,0 +1,1278 @@
+/*
+ * resolve.c: layers + rules -> plan; see plan.h. The layers are merged in a
+ * fixed order (defaults, hardware, model, recipe, then site values and user
+ * overrides); the rules then derive what the seed pages compute by hand.
+ * Every value carries the origin that set it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/plan.h"
+#include "npulaunch/util.h"
+
+enum role {
+	ROLE_PD_MIXED,
+	ROLE_PREFILL,
+	ROLE_DECODE,
+	ROLE_ROUTER,
+	ROLE_BENCH,
+	ROLE_COUNT,
+};
+
+static const char *const role_names[ROLE_COUNT] = {"pd-mixed", "prefill", "decode", "router",
+						   "bench"};
+
+/* Where a value came from. */
+struct origin {
+	const char *layer;       /* defaults, hardware, model, recipe, rule, site, override */
+	const char *id;          /* layer id, rule name, site key, or the override as written */
+	struct npl_loc loc;
+	const char *why;         /* for rules: how the value was derived */
+};
+
+struct rflag {
+	const char *name;
+	int dead;
+	const char **vals;       /* plan values */
+	int nvals;
+	struct origin o;
+};
+
+struct renv {
+	const char *name;
+	const char *val;         /* plan value; NULL once removed */
+	struct origin o;
+};
+
+struct rname {
+	const char *name;
+	struct origin o;
+};
+
+#define VEC(T)                                                                                     \
+	struct {                                                                                   \
+		T *v;                                                                              \
+		int n, cap;                                                                        \
+	}
+
+#define PUSH(a, vec, item)                                                                         \
+	do {                                                                                       \
+		if ((vec).n == (vec).cap) {                                                        \
+			int cap_ = (vec).cap ? (vec).cap * 2 : 16;                                 \
+			(vec).v = npl_arena_grow((a), (vec).v, (size_t)(vec).n, (size_t)cap_,      \
+						 sizeof(*(vec).v));                                \
+			(vec).cap = cap_;                                                          \
+		}                                                                                  \
+		(vec).v[(vec).n++] = (item);                                                       \
+	} while (0)
+
+/* What the layers say for one role, merged. */
+struct merged {
+	VEC(struct rflag) flags;
+	VEC(struct renv) env;
+	VEC(struct rname) unset;
+	VEC(struct rname) source;
+	VEC(struct rname) explicit_;
+};
+
+struct oint {
+	int set, v;
+	struct origin o;
+};
+
+struct ostr {
+	const char *s;
+	struct origin o;
+};
+
+/* Top-level settings, merged over the layers. */
+struct top {
+	struct ostr governor;
+	VEC(struct renv) sysctl;
+	struct oint port_entry, port_prefill, port_decode, port_bootstrap, port_dist, port_store;
+	struct {
+		const struct npl_str *argv;
+		int n;
+		struct origin o;
+	} launch[3];
+	struct ostr entry_host;
+	const struct npl_str *ifname_env;
+	int nifname_env;
+	struct origin ifname_env_o;
+	struct oint socket_ifname;
+	int spec_on;
+	struct origin spec_o;
+	struct ostr spec_algorithm, spec_draft_quant;
+	struct oint spec_steps, spec_topk, spec_tokens, spec_draft_model;
+	struct ostr bench_dataset, bench_resolution;
+	struct oint bench_input, bench_output, bench_prefix, bench_groups, bench_images,
+		bench_concurrency, bench_prompts;
+};
+
+struct ctx {
+	struct npl_arena *a;
+	struct npl_diag *d;
+	const struct npl_db *db;
+	const struct npl_layer *R, *hw, *model;
+	const struct npl_layer *layers[4];
+	const struct npl_resolve_opts *o;
+	struct top t;
+	int rc;
+	int used_ov[64];
+};
+
+static struct origin from_layer(const struct npl_layer *L, struct npl_loc loc)
+{
+	struct origin o = {npl_layer_kind_name(L->kind), L->id, loc, NULL};
+
+	return o;
+}
+
+static struct origin from_rule(const char *rule, const char *why)
+{
+	struct origin o = {"rule", rule, {NULL, 0, 0}, why};
+
+	return o;
+}
+
+static const char *lit(struct ctx *c, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	char *r;
+
+	if (!strchr(s, '$'))
+		return s;
+	npl_pval_lit(&b, s);
+	r = npl_arena_strdup(c->a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return r;
+}
+
+static const char *ref(struct ctx *c, enum npl_site_key k, int index, int url)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	char *r;
+
+	npl_pval_ref(&b, k, index, url);
+	r = npl_arena_strdup(c->a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return r;
+}
+
+/* ---- merging the layers ------------------------------------------------ */
+
+static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer *L,
+			const struct npl_scope_set *s, int with_unset, int with_rest)
+{
+	int i, j;
+
+	if (with_rest) {
+		for (i = 0; i < s->nenv; i++) {
+			const struct npl_env_set *e = &s->env[i];
+			struct renv r = {e->name, e->value ? lit(c, e->value) : NULL, from_layer(L, e->loc)};
+
+			for (j = 0; j < m->env.n; j++)
+				if (!strcmp(m->env.v[j].name, e->name))
+					break;
+			if (j < m->env.n)
+				m->env.v[j] = r;
+			else if (e->value)
+				PUSH(c->a, m->env, r);
+		}
+		for (i = 0; i < s->nflags; i++) {
+			const struct npl_flag_set *f = &s->flags[i];
+			struct rflag r = {f->name, f->kind == NPL_FLAG_REMOVE, NULL, 0, from_layer(L, f->loc)};
+
+			if (f->kind == NPL_FLAG_VALUES) {
+				r.vals = npl_arena_calloc(c->a, (size_t)f->nvalues, sizeof(*r.vals));
+				for (j = 0; j < f->nvalues; j++)
+					r.vals[j] = lit(c, f->values[j]);
+				r.nvals = f->nvalues;
+			}
+			for (j = 0; j < m->flags.n; j++)
+				if (!strcmp(m->flags.v[j].name, f->name))
+					break;
+			if (j < m->flags.n)
+				m->flags.v[j] = r;
+			else if (!r.dead)
+				PUSH(c->a, m->flags, r);
+		}
+		for (i = 0; i < s->nsource; i++) {
+			for (j = 0; j < m->source.n; j++)
+				if (!strcmp(m->source.v[j].name, s->source[i].s))
+					break;
+			if (j == m->source.n)
+				PUSH(c->a, m->source,
+				     ((struct rname){lit(c, s->source[i].s), from_layer(L, s->source[i].loc)}));
+		}
+		for (i = 0; i < s->nexplicit; i++)
+			PUSH(c->a, m->explicit_,
+			     ((struct rname){s->explicit_flags[i].s, from_layer(L, s->explicit_flags[i].loc)}));
+	}
+	if (with_unset) {
+		for (i = 0; i < s->nunset; i++) {
+			for (j = 0; j < m->unset.n; j++)
+				if (!strcmp(m->unset.v[j].name, s->unset[i].s))
+					break;
+			if (j == m->unset.n)
+				PUSH(c->a, m->unset,
+				     ((struct rname){s->unset[i].s, from_layer(L, s->unset[i].loc)}));
+		}
+	}
+}
+
+/* Merge what the four layers say for one role. The top-level `unset` applies
+ * to every process launched (proxies break router and benchmark as well);
+ * the other top-level settings apply to the server roles. */
+static void merge_role(struct ctx *c, enum role r, struct merged *m)
+{
+	static const enum npl_scope own[ROLE_COUNT] = {NPL_SCOPE_PD_MIXED, NPL_SCOPE_PREFILL,
+						       NPL_SCOPE_DECODE, NPL_SCOPE_ROUTER,
+						       NPL_SCOPE_BENCH};
+	int i, server = r <= ROLE_DECODE;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < 4; i++) {
+		const struct npl_layer *L = c->layers[i];
+
+		merge_scope(c, m, L, &L->scope[NPL_SCOPE_SERVER], 1, server);
+		if (r == ROLE_PREFILL || r == ROLE_DECODE)
+			merge_scope(c, m, L, &L->scope[NPL_SCOPE_DISAGG], 1, 1);
+		merge_scope(c, m, L, &L->scope[own[r]], 1, 1);
+	}
+}
+
+#define TAKE_INT(dst, src, L)                                                                      \
+	do {                                                                                       \
+		if ((src).set) {                                                                   \
+			(dst).set = 1;                                                             \
+			(dst).v = (src).v;                                                         \
+			(dst).o = from_layer((L), (src).loc);                                      \
+		}                                                                                  \
+	} while (0)
+
+#define TAKE_STR(dst, src, L)                                                                      \
+	do {                                                                                       \
+		if ((src).s) {                                                                     \
+			(dst).s = (src).s;                                                         \
+			(dst).o = from_layer((L), (src).loc);                                      \
+		}                                                                                  \
+	} while (0)
+
+static void merge_top(struct ctx *c)
+{
+	struct top *t = &c->t;
+	int i, j, p;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < 4; i++) {
+		const struct npl_layer *L = c->layers[i];
+
+		if (L->governor_removed)
+			t->governor.s = NULL;
+		TAKE_STR(t->governor, L->governor, L);
+		for (j = 0; j < L->nsysctl; j++) {
+			const struct npl_env_set *e = &L->sysctl[j];
+			struct renv r = {e->name, e->value ? lit(c, e->value) : NULL, from_layer(L, e->loc)};
+			int k;
+
+			for (k = 0; k < t->sysctl.n; k++)
+				if (!strcmp(t->sysctl.v[k].name, e->name))
+					break;
+			if (k < t->sysctl.n)
+				t->sysctl.v[k] = r;
+			else if (e->value)
+				PUSH(c->a, t->sysctl, r);
+		}
+		TAKE_INT(t->port_entry, L->ports.entry, L);
+		TAKE_INT(t->port_prefill, L->ports.prefill, L);
+		TAKE_INT(t->port_decode, L->ports.decode, L);
+		TAKE_INT(t->port_bootstrap, L->ports.bootstrap, L);
+		TAKE_INT(t->port_dist, L->ports.dist_init, L);
+		TAKE_INT(t->port_store, L->ports.mf_store, L);
+		for (p = 0; p < 3; p++)
+			if (L->launch.n[p]) {
+				t->launch[p].argv = L->launch.argv[p];
+				t->launch[p].n = L->launch.n[p];
+				t->launch[p].o = from_layer(L, L->launch.loc[p]);
+			}
+		TAKE_STR(t->entry_host, L->entry_host, L);
+		if (L->ifname_env_set) {
+			t->ifname_env = L->ifname_env;
+			t->nifname_env = L->nifname_env;
+			t->ifname_env_o = from_layer(L, L->ifname_env ? L->ifname_env[0].loc : L->loc);
+		}
+		TAKE_INT(t->socket_ifname, L->socket_ifname, L);
+		if (L->spec.present) {
+			if (L->spec.removed) {
+				memset(&t->spec_algorithm, 0, sizeof(t->spec_algorithm));
+				memset(&t->spec_draft_quant, 0, sizeof(t->spec_draft_quant));
+				memset(&t->spec_steps, 0, sizeof(t->spec_steps));
+				memset(&t->spec_topk, 0, sizeof(t->spec_topk));
+				memset(&t->spec_tokens, 0, sizeof(t->spec_tokens));
+				memset(&t->spec_draft_model, 0, sizeof(t->spec_draft_model));
+				t->spec_on = 0;
+			} else {
+				t->spec_on = 1;
+				t->spec_o = from_layer(L, L->spec.loc);
+			}
+			TAKE_STR(t->spec_algorithm, L->spec.algorithm, L);
+			if (L->spec.draft_quantization_removed)
+				t->spec_draft_quant.s = NULL;
+			TAKE_STR(t->spec_draft_quant, L->spec.draft_quantization, L);
+			TAKE_INT(t->spec_steps, L->spec.steps, L);
+			TAKE_INT(t->spec_topk, L->spec.topk, L);
+			TAKE_INT(t->spec_tokens, L->spec.draft_tokens, L);
+			TAKE_INT(t->spec_draft_model, L->spec.draft_model, L);
+		}
+		TAKE_STR(t->bench_dataset, L->bench.dataset, L);
+		TAKE_STR(t->bench_resolution, L->bench.resolution, L);
+		TAKE_INT(t->bench_input, L->bench.input, L);
+		TAKE_INT(t->bench_output, L->bench.output, L);
+		TAKE_INT(t->bench_prefix, L->bench.prefix, L);
+		TAKE_INT(t->bench_groups, L->bench.groups, L);
+		TAKE_INT(t->bench_images, L->bench.images, L);
+		TAKE_INT(t->bench_concurrency, L->bench.concurrency, L);
+		TAKE_INT(t->bench_prompts, L->bench.prompts, L);
+	}
+}
+
+/* ---- JSON helpers ------------------------------------------------------ */
+
+static cJSON *origin_json(const struct origin *o)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(j, "layer", o->layer);
+	if (o->id)
+		cJSON_AddStringToObject(j, !strcmp(o->layer, "rule") ? "rule" :
+					   !strcmp(o->layer, "site") ? "key" :
+					   !strcmp(o->layer, "override") ? "option" : "id", o->id);
+	if (o->loc.file) {
+		char at[512];
+
+		snprintf(at, sizeof(at), "%s:%d:%d", o->loc.file, o->loc.line, o->loc.col);
+		cJSON_AddStringToObject(j, "at", at);
+	}
+	if (o->why)
+		cJSON_AddStringToObject(j, "why", o->why);
+	return j;
+}
+
+static cJSON *strings_json(const char *const *v, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+/* ---- the flags of one launch -------------------------------------------- */
+
+struct launch {
+	VEC(struct rflag) flags;
+	VEC(struct renv) env;
+};
+
+static void put_flag(struct ctx *c, struct launch *l, const char *name, struct origin o, int n, ...)
+{
+	struct rflag f = {name, 0, NULL, n, o};
+	va_list ap;
+	int i;
+
+	f.vals = npl_arena_calloc(c->a, (size_t)n + 1, sizeof(*f.vals));
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		f.vals[i] = va_arg(ap, const char *);
+	va_end(ap);
+	PUSH(c->a, l->flags, f);
+}
+
+static const char *num(struct ctx *c, int v)
+{
+	return npl_arena_printf(c->a, "%d", v);
+}
+
+static void put_env(struct ctx *c, struct launch *l, const char *name, const char *val, struct origin o)
+{
+	int i;
+
+	for (i = 0; i < l->env.n; i++)
+		if (!strcmp(l->env.v[i].name, name)) {
+			l->env.v[i].val = val;
+			l->env.v[i].o = o;
+			return;
+		}
+	PUSH(c->a, l->env, ((struct renv){name, val, o}));
+}
+
+static int has_explicit(const struct merged *m, const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->explicit_.n; i++)
+		if (!strcmp(m->explicit_.v[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Flags that the rules own, per program. A recipe may state tp-size (it is
+ * checked against the rule); the others it may not set at all. */
+static const char *const server_reserved[] = {
+	"model-path", "host", "port", "nnodes", "node-rank", "dist-init-addr",
+	"disaggregation-mode", "disaggregation-bootstrap-port", "speculative-algorithm",
+	"speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens",
+	"speculative-draft-model-path", "speculative-draft-model-quantization", NULL};
+static const char *const router_reserved[] = {"pd-disaggregation", "prefill", "decode", "host",
+					      "port", NULL};
+static const char *const bench_reserved[] = {
+	"dataset-name", "backend", "host", "port", "max-concurrency", "num-prompts",
+	"random-input-len", "random-output-len", "random-range-ratio", "gsp-num-groups",
+	"gsp-prompts-per-group", "gsp-system-prompt-len", "gsp-question-len", "gsp-output-len",
+	"image-resolution", "image-count", NULL};
+
+static const char *reserved_rule(enum role r, const char *flag)
+{
+	const char *const *v = r <= ROLE_DECODE ? server_reserved
+			     : r == ROLE_ROUTER ? router_reserved : bench_reserved;
+
+	for (; *v; v++)
+		if (!strcmp(*v, flag))
+			return *v;
+	return NULL;
+}
+
+static int role_of_name(const char *s)
+{
+	int r;
+
+	for (r = 0; r < ROLE_COUNT; r++)
+		if (!strcmp(role_names[r], s))
+			return r;
+	return -1;
+}
+
+static int override_applies(const struct npl_override *ov, enum role r)
+{
+	if (!ov->role)
+		return r <= ROLE_DECODE;
+	return role_of_name(ov->role) == (int)r;
+}
+
+/* Apply --set/--unset/--env/--unset-env to one launch. A rule-owned flag
+ * may only be overridden with force; a tp-size that equals the rule is fine. */
+static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const char *tp)
+{
+	int i, j;
+
+	for (i = 0; i < c->o->nov; i++) {
+		const struct npl_override *ov = &c->o->ov[i];
+		struct origin o = {"override", ov->text, {NULL, 0, 0}, NULL};
+
+		if (!override_applies(ov, r))
+			continue;
+		if (i < (int)NPL_ARRAY_SIZE(c->used_ov))
+			c->used_ov[i] = 1;
+		if (ov->kind == NPL_OV_SET_ENV || ov->kind == NPL_OV_UNSET_ENV) {
+			if (ov->kind == NPL_OV_SET_ENV) {
+				put_env(c, l, ov->name, lit(c, ov->values[0]), o);
+			} else {
+				for (j = 0; j < l->env.n; j++)
+					if (!strcmp(l->env.v[j].name, ov->name))
+						l->env.v[j].val = NULL;
+			}
+			continue;
+		}
+		for (j = 0; j < l->flags.n; j++)
+			if (!l->flags.v[j].dead && !strcmp(l->flags.v[j].name, ov->name))
+				break;
+		if (r <= ROLE_DECODE && !strcmp(ov->name, "tp-size") && tp && !c->o->force &&
+		    !(ov->kind == NPL_OV_SET_FLAG && ov->nvalues == 1 && !strcmp(ov->values[0], tp))) {
+			c->rc = npl_error(c->d, NULL, "%s contradicts the rule tp-size: %s has %s (dies per card x cards per instance); use --force to insist",
+					  ov->text, role_names[r], tp);
+			continue;
+		}
+		if (reserved_rule(r, ov->name) && strcmp(ov->name, "tp-size") && !c->o->force) {
+			c->rc = npl_error(c->d, NULL, "%s: --%s is derived by a rule for %s (see show --explain); use --force to insist",
+					  ov->text, ov->name, role_names[r]);
+			continue;
+		}
+		if (ov->kind == NPL_OV_UNSET_FLAG) {
+			if (j < l->flags.n)
+				l->flags.v[j].dead = 1;
+			continue;
+		}
+		struct rflag f = {ov->name, 0, NULL, ov->nvalues, o};
+
+		f.vals = npl_arena_calloc(c->a, (size_t)ov->nvalues + 1, sizeof(*f.vals));
+		for (int k = 0; k < ov->nvalues; k++)
+			f.vals[k] = lit(c, ov->values[k]);
+		if (j < l->flags.n)
+			l->flags.v[j] = f;
+		else
+			PUSH(c->a, l->flags, f);
+	}
+}
+
+/* The data flags of a merged role, after the rule flags; reserved names are refused. */
+static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const struct merged *m,
+			   const char *tp)
+{
+	int i;
+
+	for (i = 0; i < m->flags.n; i++) {
+		const struct rflag *f = &m->flags.v[i];
+
+		if (f->dead)
+			continue;
+		if (r <= ROLE_DECODE && !strcmp(f->name, "tp-size")) {
+			if (f->nvals != 1 || strcmp(f->vals[0], tp))
+				c->rc = npl_error(c->d, &f->o.loc, "tp-size %s contradicts the rule tp-size: %s needs %s (dies per card x cards per instance)",
+						  f->nvals ? f->vals[0] : "(no value)", role_names[r], tp);
+			continue;
+		}
+		if (reserved_rule(r, f->name)) {
+			const char *hint = npl_starts_with(f->name, "speculative-")
+				? "set it in the 'speculative' block"
+				: (!strcmp(f->name, "port") || !strcmp(f->name, "disaggregation-bootstrap-port"))
+				? "set it under 'ports'"
+				: "it comes from the rules and the site values";
+			c->rc = npl_error(c->d, &f->o.loc, "flag '%s' of %s is derived by a rule: %s",
+					  f->name, role_names[r], hint);
+			continue;
+		}
+		PUSH(c->a, l->flags, *f);
+	}
+}
+
+/* ---- roles ---------------------------------------------------------------- */
+
+struct shape {
+	enum role role;
+	int instances, cards, nodes_per_instance, tp;
+	int site_key;            /* the site list that holds this role's nodes, or -1 */
+};
+
+static int port_or(struct ctx *c, const struct oint *p, const char *name)
+{
+	if (!p->set) {
+		c->rc = npl_error(c->d, NULL, "no '%s' port in the recipe database (ports.%s in the defaults)",
+				  name, name);
+		return 0;
+	}
+	return p->v;
+}
+
+static cJSON *flags_json(const struct launch *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; i < l->flags.n; i++) {
+		const struct rflag *f = &l->flags.v[i];
+		cJSON *o;
+
+		if (f->dead)
+			continue;
+		char name[256];
+
+		snprintf(name, sizeof(name), "--%s", f->name);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "flag", name);
+		cJSON_AddItemToObject(o, "values", strings_json(f->vals, f->nvals));
+		cJSON_AddItemToObject(o, "origin", origin_json(&f->o));
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static int envcmp(const void *x, const void *y)
+{
+	return strcmp(((const struct renv *)x)->name, ((const struct renv *)y)->name);
+}
+
+static cJSON *env_json(struct launch *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	/* sorted by name, as the seed pages list their exports */
+	if (l->env.n)
+		qsort(l->env.v, (size_t)l->env.n, sizeof(*l->env.v), envcmp);
+	for (i = 0; i < l->env.n; i++) {
+		cJSON *o;
+
+		if (!l->env.v[i].val)
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", l->env.v[i].name);
+		cJSON_AddStringToObject(o, "value", l->env.v[i].val);
+		cJSON_AddItemToObject(o, "origin", origin_json(&l->env.v[i].o));
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static cJSON *names_json(const struct rname *v, int n, const char *key)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, key, v[i].name);
+		cJSON_AddItemToObject(o, "origin", origin_json(&v[i].o));
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* Kernel facts: sysctls that moved. sched_migration_cost_ns left procfs for
+ * debugfs in Linux 5.13. */
+static const struct {
+	const char *name, *alt;
+} relocated[] = {
+	{"kernel.sched_migration_cost_ns", "/sys/kernel/debug/sched/migration_cost_ns"},
+	{"kernel.sched_min_granularity_ns", "/sys/kernel/debug/sched/min_granularity_ns"},
+	{"kernel.sched_wakeup_granularity_ns", "/sys/kernel/debug/sched/wakeup_granularity_ns"},
+	{"kernel.sched_latency_ns", "/sys/kernel/debug/sched/latency_ns"},
+	{"kernel.sched_nr_migrate", "/sys/kernel/debug/sched/nr_migrate"},
+};
+
+static cJSON *tuning_json(struct ctx *c)
+{
+	cJSON *t = cJSON_CreateObject(), *s = cJSON_CreateArray();
+	int i;
+	size_t k;
+
+	if (c->t.governor.s) {
+		cJSON *g = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(g, "value", c->t.governor.s);
+		cJSON_AddItemToObject(g, "origin", origin_json(&c->t.governor.o));
+		cJSON_AddItemToObject(t, "cpu_governor", g);
+	} else {
+		cJSON_AddNullToObject(t, "cpu_governor");
+	}
+	for (i = 0; i < c->t.sysctl.n; i++) {
+		const struct renv *e = &c->t.sysctl.v[i];
+		cJSON *o, *paths;
+		char *p;
+
+		if (!e->val)
+			continue;
+		o = cJSON_CreateObject();
+		paths = cJSON_CreateArray();
+		cJSON_AddStringToObject(o, "name", e->name);
+		cJSON_AddStringToObject(o, "value", e->val);
+		p = npl_arena_printf(c->a, "/proc/sys/%s", e->name);
+		for (char *q = p + 10; *q; q++)
+			if (*q == '.')
+				*q = '/';
+		cJSON_AddItemToArray(paths, cJSON_CreateString(p));
+		for (k = 0; k < NPL_ARRAY_SIZE(relocated); k++)
+			if (!strcmp(relocated[k].name, e->name))
+				cJSON_AddItemToArray(paths, cJSON_CreateString(relocated[k].alt));
+		cJSON_AddItemToObject(o, "paths", paths);
+		cJSON_AddItemToObject(o, "origin", origin_json(&e->o));
+		cJSON_AddItemToArray(s, o);
+	}
+	cJSON_AddItemToObject(t, "sysctl", s);
+	return t;
+}
+
+static cJSON *launch_json(struct ctx *c, int prog)
+{
+	const char *argv[64];
+	int i, n = c->t.launch[prog].n;
+
+	if (n == 0) {
+		static const char *const what[] = {"server", "router", "bench"};
+
+		c->rc = npl_error(c->d, NULL, "no launch command for the %s (launch.%s in the defaults)",
+				  what[prog], what[prog]);
+		return cJSON_CreateArray();
+	}
+	if (n > 64)
+		n = 64;
+	for (i = 0; i < n; i++)
+		argv[i] = lit(c, c->t.launch[prog].argv[i].s);
+	return strings_json(argv, n);
+}
+
+/* The --speculative-* flags from the speculative block. */
+static void put_spec(struct ctx *c, struct launch *l)
+{
+	struct top *t = &c->t;
+
+	if (!t->spec_on)
+		return;
+	if (!t->spec_algorithm.s) {
+		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'algorithm'");
+		return;
+	}
+	if (!t->spec_steps.set || !t->spec_topk.set) {
+		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'steps' and 'topk'");
+		return;
+	}
+	put_flag(c, l, "speculative-algorithm", t->spec_algorithm.o, 1, lit(c, t->spec_algorithm.s));
+	if (t->spec_draft_model.set && t->spec_draft_model.v)
+		put_flag(c, l, "speculative-draft-model-path",
+			 from_rule("draft-model", "speculative.draft_model: the site's draft model path"), 1,
+			 ref(c, NPL_SITE_DRAFT_MODEL_PATH, -1, 0));
+	put_flag(c, l, "speculative-num-steps", t->spec_steps.o, 1, num(c, t->spec_steps.v));
+	put_flag(c, l, "speculative-eagle-topk", t->spec_topk.o, 1, num(c, t->spec_topk.v));
+	if (t->spec_tokens.set) {
+		put_flag(c, l, "speculative-num-draft-tokens", t->spec_tokens.o, 1, num(c, t->spec_tokens.v));
+	} else if (t->spec_topk.v == 1) {
+		put_flag(c, l, "speculative-num-draft-tokens",
+			 from_rule("draft-tokens", "steps + 1 when topk is 1"), 1,
+			 num(c, t->spec_steps.v + 1));
+	} else {
+		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'draft_tokens' when topk is not 1");
+	}
+	if (t->spec_draft_quant.s)
+		put_flag(c, l, "speculative-draft-model-quantization", t->spec_draft_quant.o, 1,
+			 lit(c, t->spec_draft_quant.s));
+}
+
+/* Every site value a piece of the plan refers to, with the highest index. */
+struct needs {
+	int count[NPL_SITE_COUNT];
+	int url[NPL_SITE_COUNT];
+};
+
+static int need_seg(void *p, const struct npl_pval_seg *seg)
+{
+	struct needs *n = p;
+
+	if (seg->key >= 0) {
+		int c = seg->index < 0 ? 1 : seg->index + 1;
+
+		if (c > n->count[seg->key])
+			n->count[seg->key] = c;
+		if (seg->url)
+			n->url[seg->key] = 1;
+	}
+	return 0;
+}
+
+static void scan_needs(const cJSON *j, struct needs *n)
+{
+	const cJSON *it;
+
+	if (cJSON_IsString(j)) {
+		npl_pval_walk(j->valuestring, need_seg, n);
+		return;
+	}
+	cJSON_ArrayForEach(it, j)
+		scan_needs(it, n);
+}
+
+static cJSON *needs_json(const struct needs *n)
+{
+	cJSON *a = cJSON_CreateArray();
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		cJSON *o;
+
+		if (!n->count[k])
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "key", npl_site_key_name(k));
+		cJSON_AddStringToObject(o, "var", npl_site_var(k));
+		cJSON_AddBoolToObject(o, "list", npl_site_is_list(k));
+		cJSON_AddNumberToObject(o, "count", n->count[k]);
+		if (npl_site_is_list(k))
+			cJSON_AddStringToObject(o, "hosts_var", npl_site_host_var(k));
+		cJSON_AddBoolToObject(o, "url", n->url[k]);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* The nodes of a server role: per node its rule flags, data flags and env. */
+static cJSON *server_role(struct ctx *c, const struct shape *sh)
+{
+	struct merged m;
+	struct top *t = &c->t;
+	cJSON *role = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *eps = cJSON_CreateArray();
+	const char *tp = num(c, sh->tp);
+	int nnodes = sh->instances * sh->nodes_per_instance, n, multi = sh->nodes_per_instance > 1;
+	int port = sh->role == ROLE_PD_MIXED ? port_or(c, &t->port_entry, "entry")
+		 : sh->role == ROLE_PREFILL ? port_or(c, &t->port_prefill, "prefill")
+					    : port_or(c, &t->port_decode, "decode");
+	const char *tp_why = npl_arena_printf(c->a, "%d dies per card x %d cards", c->hw->dies_per_card.v,
+					      sh->cards);
+	int ifname = !t->socket_ifname.set || t->socket_ifname.v;
+
+	merge_role(c, sh->role, &m);
+	cJSON_AddStringToObject(role, "role", role_names[sh->role]);
+	cJSON_AddStringToObject(role, "script", npl_arena_printf(c->a, "%s.sh", role_names[sh->role]));
+	cJSON_AddStringToObject(role, "program", "server");
+	cJSON_AddNumberToObject(role, "instances", sh->instances);
+	cJSON_AddNumberToObject(role, "cards_per_instance", sh->cards);
+	cJSON_AddNumberToObject(role, "nodes_per_instance", sh->nodes_per_instance);
+	cJSON_AddNumberToObject(role, "tp_size", sh->tp);
+	if (sh->site_key >= 0)
+		cJSON_AddStringToObject(role, "node_list", npl_site_key_name(sh->site_key));
+	else
+		cJSON_AddNullToObject(role, "node_list");
+	cJSON_AddItemToObject(role, "tuning", tuning_json(c));
+	cJSON_AddItemToObject(role, "unset", names_json(m.unset.v, m.unset.n, "name"));
+	cJSON_AddItemToObject(role, "source", names_json(m.source.v, m.source.n, "path"));
+
+	for (n = 0; n < nnodes; n++) {
+		struct launch l;
+		int inst = n / sh->nodes_per_instance, rank = n % sh->nodes_per_instance;
+		int first = inst * sh->nodes_per_instance;
+		cJSON *node = cJSON_CreateObject();
+		const char *host;
+
+		memset(&l, 0, sizeof(l));
+		put_flag(c, &l, "model-path", from_rule("model-path", "the site's model path"), 1,
+			 ref(c, NPL_SITE_MODEL_PATH, -1, 0));
+		if (sh->role != ROLE_PD_MIXED)
+			put_flag(c, &l, "disaggregation-mode", from_rule("disaggregation", "the role"), 1,
+				 role_names[sh->role]);
+		if (sh->site_key >= 0) {
+			host = ref(c, sh->site_key, n, 0);
+			put_flag(c, &l, "host", from_rule("host", "this node's address"), 1, host);
+		} else {
+			host = NULL;
+			if (!t->entry_host.s)
+				c->rc = npl_error(c->d, NULL, "no entry_host in the recipe database");
+			else
+				put_flag(c, &l, "host", t->entry_host.o, 1, lit(c, t->entry_host.s));
+		}
+		put_flag(c, &l, "port", sh->role == ROLE_PD_MIXED ? t->port_entry.o
+					 : sh->role == ROLE_PREFILL ? t->port_prefill.o : t->port_decode.o,
+			 1, num(c, port));
+		if (sh->role == ROLE_PREFILL)
+			put_flag(c, &l, "disaggregation-bootstrap-port",
+				 from_rule("bootstrap-port", "ports.bootstrap + the prefill instance"), 1,
+				 num(c, port_or(c, &t->port_bootstrap, "bootstrap") + inst));
+		if (multi || has_explicit(&m, "nnodes"))
+			put_flag(c, &l, "nnodes",
+				 from_rule("nodes", npl_arena_printf(c->a, "%d cards / %d cards per node",
+								    sh->cards, c->hw->cards_per_node.v)),
+				 1, num(c, sh->nodes_per_instance));
+		if (multi || has_explicit(&m, "dist-init-addr")) {
+			struct npl_buf b = NPL_BUF_INIT;
+
+			if (sh->site_key >= 0)
+				npl_pval_ref(&b, sh->site_key, first, 1);
+			else
+				npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");
+			npl_buf_printf(&b, ":%d", port_or(c, &t->port_dist, "dist_init"));
+			put_flag(c, &l, "dist-init-addr",
+				 from_rule("dist-init-addr", "the instance's first node"), 1,
+				 npl_arena_strdup(c->a, npl_buf_str(&b)));
+			npl_buf_release(&b);
+		}
+		if (multi || has_explicit(&m, "node-rank"))
+			put_flag(c, &l, "node-rank", from_rule("nodes", "this node's rank in its instance"), 1,
+				 num(c, rank));
+		put_flag(c, &l, "tp-size", from_rule("tp-size", tp_why), 1, tp);
+		put_data_flags(c, sh->role, &l, &m, tp);
+		if (sh->role != ROLE_PREFILL)
+			put_spec(c, &l);
+
+		/* environment: the layers, then the rules */
+		for (int i = 0; i < m.env.n; i++)
+			if (m.env.v[i].val)
+				put_env(c, &l, m.env.v[i].name, m.env.v[i].val, m.env.v[i].o);
+		if (ifname)
+			for (int i = 0; i < t->nifname_env; i++)
+				put_env(c, &l, t->ifname_env[i].s, ref(c, NPL_SITE_IFNAME, -1, 0),
+					from_rule("socket-ifname", "the site's network interface"));
+		if (sh->role != ROLE_PD_MIXED) {
+			struct npl_buf b = NPL_BUF_INIT;
+
+			npl_buf_puts(&b, "tcp://");
+			npl_pval_ref(&b, NPL_SITE_PREFILL_IP, 0, 1);
+			npl_buf_printf(&b, ":%d", port_or(c, &t->port_store, "mf_store"));
+			put_env(c, &l, "ASCEND_MF_STORE_URL", npl_arena_strdup(c->a, npl_buf_str(&b)),
+				from_rule("mf-store", "the first prefill node, ports.mf_store"));
+			npl_buf_release(&b);
+		}
+		apply_overrides(c, sh->role, &l, tp);
+
+		cJSON_AddNumberToObject(node, "index", n);
+		cJSON_AddNumberToObject(node, "instance", inst);
+		cJSON_AddNumberToObject(node, "rank", rank);
+		if (host)
+			cJSON_AddStringToObject(node, "address", host);
+		else
+			cJSON_AddNullToObject(node, "address");
+		cJSON_AddItemToObject(node, "env", env_json(&l));
+		cJSON_AddItemToObject(node, "launch", launch_json(c, NPL_PROG_SERVER));
+		cJSON_AddItemToObject(node, "flags", flags_json(&l));
+		cJSON_AddItemToArray(nodes, node);
+
+		if (rank == 0) {
+			struct npl_buf b = NPL_BUF_INIT;
+			cJSON *ep = cJSON_CreateObject();
+
+			npl_buf_puts(&b, "http://");
+			if (sh->site_key >= 0)
+				npl_pval_ref(&b, sh->site_key, n, 1);
+			else
+				npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");
+			npl_buf_printf(&b, ":%d", port);
+			cJSON_AddNumberToObject(ep, "instance", inst);
+			cJSON_AddStringToObject(ep, "url", npl_buf_str(&b));
+			if (sh->role == ROLE_PREFILL)
+				cJSON_AddNumberToObject(ep, "bootstrap_port",
+							port_or(c, &t->port_bootstrap, "bootstrap") + inst);
+			cJSON_AddItemToArray(eps, ep);
+			npl_buf_release(&b);
+		}
+	}
+	cJSON_AddItemToObject(role, "nodes", nodes);
+	cJSON_AddItemToObject(role, "endpoints", eps);
+	return role;
+}
+
+static cJSON *client_role(struct ctx *c, enum role r, struct launch *l, const struct merged *m)
+{
+	cJSON *role = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *node = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(role, "role", role_names[r]);
+	cJSON_AddStringToObject(role, "script", npl_arena_printf(c->a, "%s.sh", role_names[r]));
+	cJSON_AddStringToObject(role, "program", role_names[r]);
+	cJSON_AddNullToObject(role, "node_list");
+	cJSON_AddItemToObject(role, "unset", names_json(m->unset.v, m->unset.n, "name"));
+	cJSON_AddItemToObject(role, "source", cJSON_CreateArray());
+	for (int i = 0; i < m->env.n; i++)
+		if (m->env.v[i].val)
+			put_env(c, l, m->env.v[i].name, m->env.v[i].val, m->env.v[i].o);
+	apply_overrides(c, r, l, NULL);
+	cJSON_AddNumberToObject(node, "index", 0);
+	cJSON_AddNullToObject(node, "address");
+	cJSON_AddItemToObject(node, "env", env_json(l));
+	cJSON_AddItemToObject(node, "launch",
+			      launch_json(c, r == ROLE_ROUTER ? NPL_PROG_ROUTER : NPL_PROG_BENCH));
+	cJSON_AddItemToObject(node, "flags", flags_json(l));
+	cJSON_AddItemToArray(nodes, node);
+	cJSON_AddItemToObject(role, "nodes", nodes);
+	return role;
+}
+
+static cJSON *router_role(struct ctx *c, const struct shape *pre, const struct shape *dec)
+{
+	struct merged m;
+	struct launch l;
+	struct top *t = &c->t;
+	struct origin o = from_rule("router", "every prefill and decode instance");
+	cJSON *role;
+	int i;
+
+	merge_role(c, ROLE_ROUTER, &m);
+	memset(&l, 0, sizeof(l));
+	put_flag(c, &l, "pd-disaggregation", from_rule("router", "a pd-disagg recipe"), 0);
+	for (i = 0; i < pre->instances; i++) {
+		struct npl_buf b = NPL_BUF_INIT;
+
+		npl_buf_puts(&b, "http://");
+		npl_pval_ref(&b, NPL_SITE_PREFILL_IP, i * pre->nodes_per_instance, 1);
+		npl_buf_printf(&b, ":%d", port_or(c, &t->port_prefill, "prefill"));
+		put_flag(c, &l, "prefill", o, 2, npl_arena_strdup(c->a, npl_buf_str(&b)),
+			 num(c, port_or(c, &t->port_bootstrap, "bootstrap") + i));
+		npl_buf_release(&b);
+	}
+	for (i = 0; i < dec->instances; i++) {
+		struct npl_buf b = NPL_BUF_INIT;
+
+		npl_buf_puts(&b, "http://");
+		npl_pval_ref(&b, NPL_SITE_DECODE_IP, i * dec->nodes_per_instance, 1);
+		npl_buf_printf(&b, ":%d", port_or(c, &t->port_decode, "decode"));
+		put_flag(c, &l, "decode", o, 1, npl_arena_strdup(c->a, npl_buf_str(&b)));
+		npl_buf_release(&b);
+	}
+	put_flag(c, &l, "host", t->entry_host.o, 1, lit(c, t->entry_host.s ? t->entry_host.s : ""));
+	put_flag(c, &l, "port", t->port_entry.o, 1, num(c, port_or(c, &t->port_entry, "entry")));
+	put_data_flags(c, ROLE_ROUTER, &l, &m, NULL);
+	role = client_role(c, ROLE_ROUTER, &l, &m);
+	{
+		cJSON *eps = cJSON_CreateArray(), *ep = cJSON_CreateObject();
+		struct npl_buf b = NPL_BUF_INIT;
+
+		npl_buf_puts(&b, "http://");
+		npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "");
+		npl_buf_printf(&b, ":%d", t->port_entry.v);
+		cJSON_AddNumberToObject(ep, "instance", 0);
+		cJSON_AddStringToObject(ep, "url", npl_buf_str(&b));
+		cJSON_AddItemToArray(eps, ep);
+		cJSON_AddItemToObject(role, "endpoints", eps);
+		npl_buf_release(&b);
+	}
+	return role;
+}
+
+static int need_bench(struct ctx *c, const struct oint *v, const char *key, const char *dataset)
+{
+	if (!v->set) {
+		c->rc = npl_error(c->d, &c->R->loc, "the %s benchmark needs bench.%s", dataset, key);
+		return 0;
+	}
+	return v->v;
+}
+
+static cJSON *bench_role(struct ctx *c)
+{
+	struct merged m;
+	struct launch l;
+	struct top *t = &c->t;
+	const char *ds = t->bench_dataset.s;
+	int in, out, prompts;
+
+	merge_role(c, ROLE_BENCH, &m);
+	memset(&l, 0, sizeof(l));
+	if (!ds) {
+		c->rc = npl_error(c->d, &c->R->loc, "the recipe needs bench.dataset");
+		ds = "random";
+	}
+	put_flag(c, &l, "dataset-name", t->bench_dataset.o, 1, ds);
+	put_flag(c, &l, "backend", from_rule("bench-backend", "sglang-oai-chat for images, else sglang"),
+		 1, !strcmp(ds, "image") ? "sglang-oai-chat" : "sglang");
+	put_flag(c, &l, "host", t->entry_host.o, 1, lit(c, t->entry_host.s ? t->entry_host.s : ""));
+	put_flag(c, &l, "port", t->port_entry.o, 1, num(c, port_or(c, &t->port_entry, "entry")));
+	put_flag(c, &l, "max-concurrency", t->bench_concurrency.o, 1,
+		 num(c, need_bench(c, &t->bench_concurrency, "concurrency", ds)));
+	prompts = need_bench(c, &t->bench_prompts, "prompts", ds);
+	put_flag(c, &l, "num-prompts", t->bench_prompts.o, 1, num(c, prompts));
+	in = need_bench(c, &t->bench_input, "input", ds);
+	out = need_bench(c, &t->bench_output, "output", ds);
+	if (!strcmp(ds, "generated-shared-prefix")) {
+		int pct = need_bench(c, &t->bench_prefix, "prefix", ds);
+		int groups = t->bench_groups.set ? t->bench_groups.v : 1;
+		long long sys = ((long long)in * pct + 50) / 100;
+		long long q = ((long long)in * (100 - pct) + 50) / 100;
+
+		if (prompts % groups)
+			c->rc = npl_error(c->d, &t->bench_groups.o.loc, "bench.prompts (%d) must divide into bench.groups (%d)",
+					  prompts, groups);
+		put_flag(c, &l, "gsp-num-groups",
+			 t->bench_groups.set ? t->bench_groups.o : from_rule("bench-gsp", "one prefix group"), 1,
+			 num(c, groups));
+		put_flag(c, &l, "gsp-prompts-per-group", from_rule("bench-gsp", "prompts / groups"), 1,
+			 num(c, prompts / groups));
+		put_flag(c, &l, "gsp-system-prompt-len",
+			 from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, pct)), 1,
+			 npl_arena_printf(c->a, "%lld", sys));
+		put_flag(c, &l, "gsp-question-len",
+			 from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, 100 - pct)), 1,
+			 npl_arena_printf(c->a, "%lld", q));
+		put_flag(c, &l, "gsp-output-len", t->bench_output.o, 1, num(c, out));
+	} else {
+		if (!strcmp(ds, "image")) {
+			if (!t->bench_resolution.s)
+				c->rc = npl_error(c->d, &c->R->loc, "the image benchmark needs bench.resolution");
+			put_flag(c, &l, "image-resolution", t->bench_resolution.o, 1,
+				 lit(c, t->bench_resolution.s ? t->bench_resolution.s : ""));
+			put_flag(c, &l, "image-count",
+				 t->bench_images.set ? t->bench_images.o : from_rule("bench-image", "one image"), 1,
+				 num(c, t->bench_images.set ? t->bench_images.v : 1));
+		}
+		put_flag(c, &l, "random-input-len", t->bench_input.o, 1, num(c, in));
+		put_flag(c, &l, "random-output-len", t->bench_output.o, 1, num(c, out));
+		put_flag(c, &l, "random-range-ratio", from_rule("bench-lengths", "fixed lengths"), 1, "1");
+	}
+	put_data_flags(c, ROLE_BENCH, &l, &m, NULL);
+	return client_role(c, ROLE_BENCH, &l, &m);
+}
+
+/* The roles of the recipe and their sizes, from cards, hardware and topology. */
+static int shapes(struct ctx *c, struct shape *sh, int *n)
+{
+	const struct npl_layer *R = c->R;
+	int cpn = c->hw->cards_per_node.v, dies = c->hw->dies_per_card.v, i;
+
+	*n = 0;
+	if (R->mode == NPL_MODE_PD_MIXED) {
+		sh[0] = (struct shape){ROLE_PD_MIXED, 1, R->cards, 1, dies * R->cards, -1};
+		(*n)++;
+	} else {
+		sh[0] = (struct shape){ROLE_PREFILL, R->topo[0].instances.v, R->topo[0].cards.v, 1,
+				       dies * R->topo[0].cards.v, NPL_SITE_PREFILL_IP};
+		sh[1] = (struct shape){ROLE_DECODE, R->topo[1].instances.v, R->topo[1].cards.v, 1,
+				       dies * R->topo[1].cards.v, NPL_SITE_DECODE_IP};
+		*n = 2;
+	}
+	for (i = 0; i < *n; i++) {
+		if (sh[i].cards > cpn) {
+			if (sh[i].cards % cpn)
+				return npl_error(c->d, &R->cards_loc, "a %s instance of %d cards does not fill whole nodes of %d cards (%s)",
+						 role_names[sh[i].role], sh[i].cards, cpn, c->hw->id);
+			sh[i].nodes_per_instance = sh[i].cards / cpn;
+		}
+		if (sh[i].role == ROLE_PD_MIXED && sh[i].nodes_per_instance > 1)
+			sh[i].site_key = NPL_SITE_NODE_IP;
+	}
+	return 0;
+}
+
+/* Site values that the recipe has no use for, or too many addresses. */
+static void check_site(struct ctx *c, const struct shape *sh, int nsh)
+{
+	const struct npl_site *s = c->o->site;
+	int want[NPL_SITE_COUNT] = {0}, i, k;
+
+	if (!s)
+		return;
+	for (i = 0; i < nsh; i++)
+		if (sh[i].site_key >= 0)
+			want[sh[i].site_key] = sh[i].instances * sh[i].nodes_per_instance;
+	for (k = NPL_SITE_NODE_IP; k <= NPL_SITE_DECODE_IP; k++) {
+		int have = s->key[k].n;
+
+		if (!have || have == want[k])
+			continue;
+		if (!want[k])
+			c->rc = npl_error(c->d, NULL, "--%s: recipe '%s' has no use for it (%s)",
+					  npl_site_key_name(k), c->R->id,
+					  k == NPL_SITE_NODE_IP ? "its server runs on one node" :
+					  "it is not a pd-disagg recipe");
+		else
+			c->rc = npl_error(c->d, NULL, "--%s: recipe '%s' needs %d address%s in rank order, got %d",
+					  npl_site_key_name(k), c->R->id, want[k], want[k] == 1 ? "" : "es",
+					  have);
+	}
+}
+
+static cJSON *site_json(const struct npl_site *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	int k;
+
+	if (!s)
+		return o;
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		if (!s->key[k].n)
+			continue;
+		if (npl_site_is_list(k))
+			cJSON_AddItemToObject(o, npl_site_key_name(k), strings_json(s->key[k].v, s->key[k].n));
+		else
+			cJSON_AddStringToObject(o, npl_site_key_name(k), s->key[k].v[0]);
+	}
+	return o;
+}
+
+static cJSON *recipe_json(struct ctx *c)
+{
+	const struct npl_layer *R = c->R;
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "id", R->id);
+	cJSON_AddStringToObject(o, "title", R->name);
+	cJSON_AddStringToObject(o, "model", c->model->id);
+	cJSON_AddStringToObject(o, "model_name", c->model->name);
+	cJSON_AddStringToObject(o, "hardware", c->hw->id);
+	cJSON_AddStringToObject(o, "hardware_name", c->hw->name);
+	cJSON_AddNumberToObject(o, "dies_per_card", c->hw->dies_per_card.v);
+	cJSON_AddNumberToObject(o, "cards_per_node", c->hw->cards_per_node.v);
+	cJSON_AddNumberToObject(o, "cards", R->cards);
+	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
+	cJSON_AddStringToObject(o, "quantization", R->quantization);
+	cJSON_AddStringToObject(o, "dataset", R->dataset);
+	cJSON_AddStringToObject(o, "tpot", R->tpot_text);
+	cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	if (R->ttft_us >= 0) {
+		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
+		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "ttft");
+		cJSON_AddNullToObject(o, "ttft_ms");
+	}
+	if (R->tier)
+		cJSON_AddStringToObject(o, "tier", R->tier);
+	if (R->notes)
+		cJSON_AddStringToObject(o, "notes", R->notes);
+	cJSON_AddStringToObject(o, "file", R->file);
+	return o;
+}
+
+cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
+		   const struct npl_resolve_opts *o, struct npl_diag *d)
+{
+	static const struct npl_resolve_opts none = {0};
+	struct ctx *c = calloc(1, sizeof(*c));
+	struct npl_arena arena;
+	struct shape sh[2];
+	struct needs all = {{0}, {0}};
+	cJSON *plan = NULL, *roles, *it;
+	int nsh, i;
+
+	if (!c)
+		npl_oom();
+	npl_arena_init(&arena);
+	c->a = &arena;
+	c->d = d;
+	c->db = db;
+	c->R = R;
+	c->hw = R->hardware;
+	c->model = R->model;
+	c->o = o ? o : &none;
+	if (!db->defaults || !c->hw || !c->model) {
+		npl_error(d, &R->loc, "recipe '%s' is not linked to its model and hardware", R->id);
+		goto out;
+	}
+	c->layers[0] = db->defaults;
+	c->layers[1] = c->hw;
+	c->layers[2] = c->model;
+	c->layers[3] = R;
+	merge_top(c);
+	if (shapes(c, sh, &nsh))
+		goto out;
+	check_site(c, sh, nsh);
+
+	plan = cJSON_CreateObject();
+	cJSON_AddStringToObject(plan, "format", NPL_PLAN_FORMAT);
+	cJSON_AddItemToObject(plan, "recipe", recipe_json(c));
+	cJSON_AddItemToObject(plan, "site", site_json(c->o->site));
+	roles = cJSON_CreateArray();
+	for (i = 0; i < nsh; i++)
+		cJSON_AddItemToArray(roles, server_role(c, &sh[i]));
+	if (R->mode == NPL_MODE_PD_DISAGG)
+		cJSON_AddItemToArray(roles, router_role(c, &sh[0], &sh[1]));
+	cJSON_AddItemToArray(roles, bench_role(c));
+	cJSON_ArrayForEach(it, roles) {
+		struct needs n = {{0}, {0}};
+		const cJSON *list = cJSON_GetObjectItemCaseSensitive(it, "node_list");
+
+		scan_needs(cJSON_GetObjectItemCaseSensitive(it, "nodes"), &n);
+		if (cJSON_IsString(list)) {
+			int k = npl_site_key_from_name(list->valuestring);
+
+			n.count[k] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(it, "nodes"));
+		}
+		for (int k = 0; k < NPL_SITE_COUNT; k++) {
+			if (n.count[k] > all.count[k])
+				all.count[k] = n.count[k];
+			all.url[k] |= n.url[k];
+		}
+		cJSON_AddItemToObject(it, "needs", needs_json(&n));
+	}
+	cJSON_AddItemToObject(plan, "needs", needs_json(&all));
+	cJSON_AddItemToObject(plan, "roles", roles);
+	for (i = 0; i < c->o->nov && i < (int)NPL_ARRAY_SIZE(c->used_ov); i++)
+		if (!c->used_ov[i]) {
+			const char *r = c->o->ov[i].role;
+
+			c->rc = npl_error(d, NULL, "%s: recipe '%s' has no %s role", c->o->ov[i].text, R->id,
+					  r ? r : "server");
+		}
+	if (c->rc) {
+		cJSON_Delete(plan);
+		plan = NULL;
+	}
+out:
+	npl_arena_release(&arena);
+	free(c);
+	return plan;
+}

@@ -1,0 +1,201 @@
+/* site.c: site values from flags and site files, validated; see site.h. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/site.h"
+#include "npulaunch/util.h"
+#include "npulaunch/yaml.h"
+
+static const struct {
+	const char *name, *var, *hosts;
+	int list;
+} keys[NPL_SITE_COUNT] = {
+	{"model-path", "MODEL_PATH", NULL, 0},
+	{"draft-model-path", "DRAFT_MODEL_PATH", NULL, 0},
+	{"ifname", "IFNAME", NULL, 0},
+	{"node-ip", "NODE_IPS", "NODE_HOSTS", 1},
+	{"prefill-ip", "PREFILL_IPS", "PREFILL_HOSTS", 1},
+	{"decode-ip", "DECODE_IPS", "DECODE_HOSTS", 1},
+};
+
+const char *npl_site_key_name(enum npl_site_key k)
+{
+	return keys[k].name;
+}
+
+const char *npl_site_var(enum npl_site_key k)
+{
+	return keys[k].var;
+}
+
+const char *npl_site_host_var(enum npl_site_key k)
+{
+	return keys[k].hosts;
+}
+
+int npl_site_is_list(enum npl_site_key k)
+{
+	return keys[k].list;
+}
+
+int npl_site_key_from_name(const char *name)
+{
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		if (!strcmp(keys[k].name, name))
+			return k;
+	return -1;
+}
+
+int npl_ip_canonical(const char *s, char *out, size_t n)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+
+	if (inet_pton(AF_INET, s, bin) == 1)
+		return inet_ntop(AF_INET, bin, out, (socklen_t)n) ? 0 : -1;
+	if (inet_pton(AF_INET6, s, bin) == 1)
+		return inet_ntop(AF_INET6, bin, out, (socklen_t)n) ? 0 : -1;
+	return -1;
+}
+
+int npl_ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr("_.-", *s)))
+			return 0;
+	return 1;
+}
+
+int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
+		 const struct npl_loc *where, struct npl_diag *d)
+{
+	struct npl_site_value *v = &s->key[k];
+	char canon[INET6_ADDRSTRLEN];
+	const char *store = value;
+
+	switch (k) {
+	case NPL_SITE_MODEL_PATH:
+	case NPL_SITE_DRAFT_MODEL_PATH:
+		if (value[0] != '/')
+			return npl_error(d, where, "--%s must be an absolute path, not '%s'", keys[k].name,
+					 value);
+		if (strpbrk(value, "\n\r"))
+			return npl_error(d, where, "--%s must not contain a line break", keys[k].name);
+		break;
+	case NPL_SITE_IFNAME:
+		if (!npl_ifname_ok(value))
+			return npl_error(d, where, "--ifname '%s' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
+					 value);
+		break;
+	default:
+		if (npl_ip_canonical(value, canon, sizeof(canon)))
+			return npl_error(d, where, "--%s '%s' is not an IPv4 or IPv6 address", keys[k].name,
+					 value);
+		store = canon;
+		break;
+	}
+	if (!keys[k].list) {
+		if (v->n && where && where->file)
+			return npl_error(d, where, "'%s' is given twice", keys[k].name);
+		if (!v->cap) {
+			v->v = npl_arena_calloc(a, 1, sizeof(*v->v));
+			v->cap = 1;
+		}
+		v->v[0] = npl_arena_strdup(a, store);
+		v->n = 1;
+		return 0;
+	}
+	if (v->n == v->cap) {
+		int cap = v->cap ? v->cap * 2 : 4;
+
+		v->v = npl_arena_grow(a, (void *)v->v, (size_t)v->n, (size_t)cap, sizeof(*v->v));
+		v->cap = cap;
+	}
+	v->v[v->n++] = npl_arena_strdup(a, store);
+	return 0;
+}
+
+int npl_site_load_text(struct npl_site *s, struct npl_arena *a, const char *name, const char *text,
+		       size_t len, struct npl_diag *d)
+{
+	struct npl_ynode **docs, *root;
+	int ndocs, i, j, rc = 0;
+
+	npl_diag_source(d, name, text);
+	if (npl_yaml_load(a, name, text, len, &docs, &ndocs, d))
+		return -1;
+	if (ndocs == 0)
+		return 0;
+	if (ndocs > 1)
+		return npl_error(d, &docs[1]->loc, "a site file holds one document");
+	root = docs[0];
+	if (npl_ynull(root))
+		return 0;
+	if (root->kind != NPL_YMAP)
+		return npl_error(d, &root->loc, "a site file is a mapping (key: value lines)");
+	for (i = 0; i < root->n; i++) {
+		const struct npl_ynode *k = root->kids[2 * i], *v = root->kids[2 * i + 1];
+		int key = npl_site_key_from_name(k->str);
+
+		if (key < 0) {
+			const char *names[NPL_SITE_COUNT], *best;
+
+			for (j = 0; j < NPL_SITE_COUNT; j++)
+				names[j] = keys[j].name;
+			best = npl_did_you_mean(k->str, names, NPL_SITE_COUNT);
+			rc = best ? npl_error(d, &k->loc, "unknown site key '%s' (did you mean '%s'?)", k->str, best)
+				  : npl_error(d, &k->loc, "unknown site key '%s' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip)",
+					      k->str);
+			continue;
+		}
+		if (v->kind == NPL_YSEQ && keys[key].list) {
+			for (j = 0; j < v->n; j++) {
+				if (v->kids[j]->kind != NPL_YSCALAR || npl_ynull(v->kids[j])) {
+					rc = npl_error(d, &v->kids[j]->loc, "each '%s' must be one address", k->str);
+					continue;
+				}
+				if (npl_site_set(s, a, key, v->kids[j]->str, &v->kids[j]->loc, d))
+					rc = -1;
+			}
+			continue;
+		}
+		if (v->kind != NPL_YSCALAR || npl_ynull(v)) {
+			rc = npl_error(d, &v->loc, keys[key].list ? "'%s' must be an address or a list of addresses"
+								  : "'%s' must be a single value",
+				       k->str);
+			continue;
+		}
+		if (npl_site_set(s, a, key, v->str, &v->loc, d))
+			rc = -1;
+	}
+	return rc;
+}
+
+int npl_site_load_file(struct npl_site *s, struct npl_arena *a, const char *path, struct npl_diag *d)
+{
+	size_t len;
+	char *text = npl_read_file(path, &len, d), *copy;
+
+	if (!text)
+		return -1;
+	copy = npl_arena_strndup(a, text, len);
+	free(text);
+	return npl_site_load_text(s, a, path, copy, len, d);
+}
+
+void npl_site_fill(struct npl_site *dst, const struct npl_site *from)
+{
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		if (dst->key[k].n == 0 && from->key[k].n > 0)
+			dst->key[k] = from->key[k];
+}

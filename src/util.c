@@ -1,0 +1,205 @@
+/* util.c: files, strings, spelling suggestions, shell quoting; see util.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/util.h"
+
+char *npl_read_file(const char *path, size_t *len, struct npl_diag *d)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	char chunk[65536];
+	size_t n;
+	FILE *fp = fopen(path, "rb");
+
+	if (!fp) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		npl_buf_add(&b, chunk, n);
+	if (ferror(fp)) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		fclose(fp);
+		npl_buf_release(&b);
+		return NULL;
+	}
+	fclose(fp);
+	if (len)
+		*len = b.len;
+	return npl_buf_detach(&b);
+}
+
+int npl_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d)
+{
+	char *p = strdup(path), *s;
+	int rc = 0;
+
+	if (!p)
+		npl_oom();
+	for (s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, mode) != 0 && errno != EEXIST) {
+			rc = npl_error(d, NULL, "cannot create directory '%s': %s", p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	if (rc == 0 && !npl_is_dir(path))
+		rc = npl_error(d, NULL, "'%s' exists and is not a directory", path);
+	free(p);
+	return rc;
+}
+
+int npl_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	int *mem, *prev2, *prev, *cur, r;
+
+	if (la > 256 || lb > 256)
+		return INT_MAX;
+	mem = calloc(3 * (lb + 1), sizeof(int));
+	if (!mem)
+		npl_oom();
+	prev2 = mem;
+	prev = prev2 + lb + 1;
+	cur = prev + lb + 1;
+	for (j = 0; j <= lb; j++)
+		prev[j] = (int)j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = (int)i;
+		for (j = 1; j <= lb; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			int v = prev[j] + 1;
+
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (prev[j - 1] + cost < v)
+				v = prev[j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < v)
+				v = prev2[j - 2] + 1;
+			cur[j] = v;
+		}
+		/* rotate the three rows */
+		int *t = prev2;
+
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	r = prev[lb];
+	free(mem);
+	return r;
+}
+
+const char *npl_did_you_mean(const char *word, const char *const *cands, int n)
+{
+	const char *best = NULL;
+	int bestd = INT_MAX, i, limit;
+	size_t len = strlen(word);
+
+	limit = len < 4 ? 1 : len < 12 ? 2 : 3;
+	for (i = 0; i < n; i++) {
+		int dist;
+
+		if (!cands[i])
+			continue;
+		dist = npl_edit_distance(word, cands[i]);
+		if (dist < bestd) {
+			bestd = dist;
+			best = cands[i];
+		}
+	}
+	return bestd <= limit ? best : NULL;
+}
+
+int npl_shell_safe(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("@%+=:,./_-", c)))
+			return 0;
+	}
+	return 1;
+}
+
+void npl_shell_quote(struct npl_buf *b, const char *s)
+{
+	if (npl_shell_safe(s)) {
+		npl_buf_puts(b, s);
+		return;
+	}
+	npl_buf_putc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			npl_buf_puts(b, "'\\''");
+		else
+			npl_buf_putc(b, *s);
+	}
+	npl_buf_putc(b, '\'');
+}
+
+int npl_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int npl_ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+
+	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+int npl_strcaseeq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = *a, y = *b;
+
+		if (x >= 'A' && x <= 'Z')
+			x = (char)(x - 'A' + 'a');
+		if (y >= 'A' && y <= 'Z')
+			y = (char)(y - 'A' + 'a');
+		if (x != y)
+			return 0;
+	}
+	return *a == *b;
+}
+
+int npl_parse_uint(const char *s)
+{
+	long v = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -1;
+	}
+	return (int)v;
+}
