@@ -1,0 +1,49 @@
+/*
+ * stub_server.c: stands in for python3/python in the tests. It records its
+ * argv and environment as one JSON line appended to $NPL_STUB_LOG and exits
+ * with $NPL_STUB_EXIT (default 0). Installed under the names python3 and
+ * python in a folder put first on PATH.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+extern char **environ;
+
+int main(int argc, char **argv)
+{
+	const char *log = getenv("NPL_STUB_LOG"), *code = getenv("NPL_STUB_EXIT");
+	cJSON *rec = cJSON_CreateObject(), *av = cJSON_CreateArray(), *env = cJSON_CreateObject();
+	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	char **e;
+	char *line;
+	FILE *fp;
+	int i;
+
+	cJSON_AddItemToArray(av, cJSON_CreateString(base));
+	for (i = 1; i < argc; i++)
+		cJSON_AddItemToArray(av, cJSON_CreateString(argv[i]));
+	for (e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[4096];
+
+		if (!eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		cJSON_AddStringToObject(env, name, eq + 1);
+	}
+	cJSON_AddItemToObject(rec, "argv", av);
+	cJSON_AddItemToObject(rec, "env", env);
+	line = cJSON_PrintUnformatted(rec);
+	fp = fopen(log ? log : "/dev/null", "a");
+	if (!fp || fprintf(fp, "%s\n", line) < 0 || fclose(fp)) {
+		perror("stub_server");
+		return 99;
+	}
+	cJSON_free(line);
+	cJSON_Delete(rec);
+	return code ? atoi(code) : 0;
+}
