@@ -75,6 +75,7 @@ static void line_with_origin(const struct out *o, const char *lead, const char *
 static void show_recipe(const cJSON *plan, const struct out *o)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *role, *need;
+	const char *sep;
 
 	printf("%s\n", npl_json_str(r, "id"));
 	printf("  title         %s\n", npl_json_str(r, "title"));
@@ -83,13 +84,15 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	       npl_json_str(r, "hardware_name"), npl_json_str(r, "hardware"),
 	       npl_json_int(r, "dies_per_card", 0), npl_json_int(r, "cards_per_node", 0));
 	printf("  deployment    %s, %d cards", npl_json_str(r, "mode"), npl_json_int(r, "cards", 0));
+	sep = ": ";
 	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
 		if (strcmp(npl_json_str(role, "program"), "server"))
 			continue;
-		printf(": %s %d x %d cards (tp-size %d, %d node%s each)", npl_json_str(role, "role"),
+		printf("%s%s %d x %d cards (tp-size %d, %d node%s each)", sep, npl_json_str(role, "role"),
 		       npl_json_int(role, "instances", 0), npl_json_int(role, "cards_per_instance", 0),
 		       npl_json_int(role, "tp_size", 0), npl_json_int(role, "nodes_per_instance", 0),
 		       npl_json_int(role, "nodes_per_instance", 0) == 1 ? "" : "s");
+		sep = "; ";
 	}
 	printf("\n  dataset       %s\n", npl_json_str(r, "dataset"));
 	printf("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot"),

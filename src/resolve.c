@@ -1251,6 +1251,11 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 
 			n.count[k] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(it, "nodes"));
 		}
+		/* an address list is always the whole list of its role's nodes, in
+		 * rank order, whichever role refers to it */
+		for (int k = 0; k < nsh; k++)
+			if (sh[k].site_key >= 0 && n.count[sh[k].site_key])
+				n.count[sh[k].site_key] = sh[k].instances * sh[k].nodes_per_instance;
 		for (int k = 0; k < NPL_SITE_COUNT; k++) {
 			if (n.count[k] > all.count[k])
 				all.count[k] = n.count[k];
