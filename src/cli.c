@@ -28,13 +28,18 @@ void npl_cli_flush(struct npl_cli *cli)
 
 int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db)
 {
-	int rc = npl_db_open(db, &cli->arena, cli->recipe_dirs, cli->nrecipe_dirs, &cli->diag);
+	int i, rc;
 
+	/* a folder that is not there is a usage problem, not an invalid recipe */
+	for (i = 0; i < cli->nrecipe_dirs; i++)
+		if (!npl_is_dir(cli->recipe_dirs[i])) {
+			fprintf(stderr, "npulaunch: recipe folder '%s' does not exist or is not a folder\n",
+				cli->recipe_dirs[i]);
+			return NPL_EXIT_USAGE;
+		}
+	rc = npl_db_open(db, &cli->arena, cli->recipe_dirs, cli->nrecipe_dirs, &cli->diag);
 	npl_cli_flush(cli);
-	if (rc == 0)
-		return 0;
-	/* a folder that cannot be read is a usage problem, not an invalid recipe */
-	return NPL_EXIT_INVALID;
+	return rc ? NPL_EXIT_INVALID : 0;
 }
 
 const struct option npl_cli_recipe_options[] = {

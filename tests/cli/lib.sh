@@ -1,0 +1,80 @@
+# lib.sh: helpers of the command-line tests. Each test_*.sh sources this, runs
+# npulaunch ($NPL) and calls fail for every unmet expectation; finish exits 1
+# when anything failed.
+set -u
+: "${NPL:?NPL must name the npulaunch binary}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+nfail=0
+
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	nfail=$((nfail + 1))
+}
+
+# run CMD...: run with stdout in $T/out, stderr in $T/err, exit status in $rc
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+# expect_rc WANT CMD...
+expect_rc() {
+	local want=$1
+	shift
+	run "$@"
+	[[ $rc == "$want" ]] || fail "$* exited $rc, want $want; stderr: $(head -c 2000 "$T/err")"
+}
+
+# expect_eq GOT WANT WHAT
+expect_eq() {
+	[[ $1 == "$2" ]] || fail "$3: got [$1], want [$2]"
+}
+
+# expect_grep FILE PATTERN (fixed string)
+expect_grep() {
+	grep -qF -- "$2" "$1" || fail "$1 lacks [$2]: $(head -c 2000 "$1")"
+}
+
+# expect_nogrep FILE PATTERN (fixed string)
+expect_nogrep() {
+	! grep -qF -- "$2" "$1" || fail "$1 has [$2]"
+}
+
+finish() {
+	if ((nfail)); then
+		printf '%d failure(s)\n' "$nfail" >&2
+		exit 1
+	fi
+	echo ok
+}
+
+# make_root DIR: a fake host root (2 CPUs with cpufreq, the sysctls, the Ascend
+# env files) and a bin/ with the stub server as python3 and python next to it.
+make_root() {
+	local r=$1 c f
+	for c in 0 1; do
+		mkdir -p "$r/sys/devices/system/cpu/cpu$c/cpufreq"
+		echo schedutil >"$r/sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"
+		echo "performance schedutil" >"$r/sys/devices/system/cpu/cpu$c/cpufreq/scaling_available_governors"
+	done
+	mkdir -p "$r/proc/sys/vm" "$r/proc/sys/kernel"
+	echo 60 >"$r/proc/sys/vm/swappiness"
+	echo 1 >"$r/proc/sys/kernel/numa_balancing"
+	echo 500000 >"$r/proc/sys/kernel/sched_migration_cost_ns"
+	for f in ascend-toolkit/set_env.sh nnal/atb/set_env.sh \
+		ascend-toolkit/latest/opp/vendors/customize/bin/set_env.bash \
+		ascend-toolkit/latest/opp/vendors/custom_transformer/bin/set_env.bash; do
+		mkdir -p "$(dirname "$r/usr/local/Ascend/$f")"
+		echo ": sourced" >"$r/usr/local/Ascend/$f"
+	done
+	mkdir -p "$r.bin"
+	ln -sf "${NPL_STUB:?}" "$r.bin/python3"
+	ln -sf "$NPL_STUB" "$r.bin/python"
+}
+
+# state_of ROOT: the host state a script may change, one line
+state_of() {
+	cat "$1"/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor "$1"/proc/sys/vm/swappiness \
+		"$1"/proc/sys/kernel/numa_balancing "$1"/proc/sys/kernel/sched_migration_cost_ns | tr '\n' ' '
+}
