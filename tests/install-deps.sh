@@ -1,0 +1,24 @@
+#!/bin/sh
+# Install the Debian 12 packages npulaunch needs to build and test, if any is
+# missing. Root runs apt-get directly; others through sudo when there is one.
+set -eu
+pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev
+libcmocka-dev shellcheck jq"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" = 0 ]; then
+	sudo=
+elif command -v sudo >/dev/null; then
+	sudo=sudo
+else
+	echo "install-deps: not root and no sudo: install these as root:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing

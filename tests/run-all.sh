@@ -1,0 +1,32 @@
+#!/bin/sh
+# The whole test suite, as CI runs it: install what is missing, then build and
+# run every test plainly, under AddressSanitizer+UndefinedBehaviorSanitizer,
+# and (when run as root) once more as an ordinary user. Warnings are errors.
+# Build folders: build/, build-asan/ (and /tmp/npulaunch-user-build).
+set -eu
+cd "$(dirname "$0")/.."
+tests/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "plain build and tests"
+cmake -S . -B build -DNPL_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+step "AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DNPL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	step "as an ordinary user (nobody)"
+	ub=/tmp/npulaunch-user-build
+	rm -rf "$ub"
+	setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp TMPDIR=/tmp sh -c \
+		"cmake -S '$PWD' -B '$ub' >/dev/null && cmake --build '$ub' -j$jobs >/dev/null && ctest --test-dir '$ub' --output-on-failure -j$jobs"
+	rm -rf "$ub"
+fi
+step "all tests passed"
