@@ -26,6 +26,7 @@ static void reserve(struct npl_buf *b, size_t extra)
 		npl_oom();
 	b->data = p;
 	b->cap = cap;
+	b->data[b->len] = '\0';
 }
 
 void npl_buf_add(struct npl_buf *b, const char *s, size_t n)

@@ -8,6 +8,31 @@
 
 static const char *sev_name[] = {"note", "warning", "error"};
 
+/* A copy of name that lives as long as the diag (locations outlive their callers). */
+static const char *intern(struct npl_diag *d, const char *name)
+{
+	int i;
+
+	if (!name)
+		return NULL;
+	for (i = d->nnames - 1; i >= 0; i--)
+		if (d->names[i] == name || strcmp(d->names[i], name) == 0)
+			return d->names[i];
+	if (d->nnames == d->capnames) {
+		int cap = d->capnames ? d->capnames * 2 : 16;
+		void *p = realloc(d->names, (size_t)cap * sizeof(*d->names));
+
+		if (!p)
+			npl_oom();
+		d->names = p;
+		d->capnames = cap;
+	}
+	d->names[d->nnames] = strdup(name);
+	if (!d->names[d->nnames])
+		npl_oom();
+	return d->names[d->nnames++];
+}
+
 void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
 		   const char *fmt, va_list ap)
 {
@@ -26,10 +51,12 @@ void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_l
 	npl_buf_vprintf(&b, fmt, ap);
 	e = &d->v[d->n++];
 	e->sev = sev;
-	if (loc)
+	if (loc) {
 		e->loc = *loc;
-	else
+		e->loc.file = intern(d, loc->file);
+	} else {
 		memset(&e->loc, 0, sizeof(e->loc));
+	}
 	e->msg = npl_buf_detach(&b);
 	if (sev == NPL_ERROR)
 		d->errors++;
@@ -77,7 +104,7 @@ void npl_diag_source(struct npl_diag *d, const char *name, const char *text)
 		d->src = p;
 		d->srccap = cap;
 	}
-	d->src[d->nsrc].name = name;
+	d->src[d->nsrc].name = intern(d, name);
 	d->src[d->nsrc].text = text;
 	d->nsrc++;
 }
@@ -155,6 +182,9 @@ void npl_diag_release(struct npl_diag *d)
 
 	for (i = 0; i < d->n; i++)
 		free(d->v[i].msg);
+	for (i = 0; i < d->nnames; i++)
+		free(d->names[i]);
+	free(d->names);
 	free(d->v);
 	free(d->src);
 	memset(d, 0, sizeof(*d));

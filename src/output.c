@@ -87,56 +87,154 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Create dir and its missing parents, remembering each folder created so
+ * that a failed commit can remove them again. */
+static int make_dirs(const char *dir, char ***made, int *nmade, struct npl_diag *d)
+{
+	char *p = strdup(dir), *s;
+	int rc = 0;
+
+	if (!p)
+		npl_oom();
+	for (s = p + 1;; s++) {
+		char c;
+
+		if (*s != '/' && *s != '\0')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (!npl_is_dir(p)) {
+			if (mkdir(p, 0755) != 0) {
+				if (errno == EEXIST)
+					rc = npl_error(d, NULL, "'%s' exists and is not a directory", p);
+				else
+					rc = npl_error(d, NULL, "cannot create directory '%s': %s", p, strerror(errno));
+				break;
+			}
+			*made = realloc(*made, (size_t)(*nmade + 1) * sizeof(**made));
+			if (!*made)
+				npl_oom();
+			(*made)[(*nmade)++] = strdup(p);
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+/* A temporary name next to path: DIR/.BASE.TAG.XXXXXX, created (fd returned) or -1. */
+static int temp_next_to(const char *path, const char *tag, char **out)
+{
+	char *dir = dir_of(path);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = strlen(dir) + strlen(base) + strlen(tag) + 16;
+	int fd;
+
+	*out = malloc(n);
+	if (!*out)
+		npl_oom();
+	snprintf(*out, n, "%s/.%s.%sXXXXXX", dir, base, tag);
+	free(dir);
+	fd = mkstemp(*out);
+	if (fd < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return fd;
+}
+
+/* Every file is written under a temporary name first; an existing file is
+ * kept under a second name (a hard link) until every rename has succeeded,
+ * so that a failure part-way can put the old files back and remove the new
+ * ones: the set lands whole or not at all. */
 int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 {
 	char **tmp = calloc((size_t)s->n + 1, sizeof(*tmp));
-	int i, rc = 0;
+	char **bak = calloc((size_t)s->n + 1, sizeof(*bak));
+	char **made = NULL;
+	int nmade = 0, renamed = 0, i, rc = 0;
 
-	if (!tmp)
+	if (!tmp || !bak)
 		npl_oom();
 	for (i = 0; i < s->n && rc == 0; i++) {
 		const struct npl_outfile *f = &s->v[i];
 		char *dir = dir_of(f->path);
-		const char *base = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
-		size_t n = strlen(dir) + strlen(base) + 16;
+		struct stat st;
 		int fd;
 
-		if (npl_mkdirs(dir, 0755, d)) {
-			free(dir);
-			rc = -1;
-			break;
-		}
-		tmp[i] = malloc(n);
-		if (!tmp[i])
-			npl_oom();
-		snprintf(tmp[i], n, "%s/.%s.XXXXXX", dir, base);
+		rc = make_dirs(dir, &made, &nmade, d);
 		free(dir);
-		fd = mkstemp(tmp[i]);
+		if (rc)
+			break;
+		fd = temp_next_to(f->path, "", &tmp[i]);
 		if (fd < 0) {
 			rc = npl_error(d, NULL, "cannot create a file next to '%s': %s", f->path, strerror(errno));
-			free(tmp[i]);
-			tmp[i] = NULL;
 			break;
 		}
-		if (write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode) || close(fd)) {
+		if (write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
 			rc = npl_error(d, NULL, "cannot write '%s': %s", f->path, strerror(errno));
 			close(fd);
+			break;
+		}
+		if (close(fd)) {
+			rc = npl_error(d, NULL, "cannot write '%s': %s", f->path, strerror(errno));
+			break;
+		}
+		if (lstat(f->path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			fd = temp_next_to(f->path, "old.", &bak[i]);
+			if (fd >= 0) {
+				close(fd);
+				unlink(bak[i]);
+			}
+			if (fd < 0 || link(f->path, bak[i]) != 0) {
+				rc = npl_error(d, NULL, "cannot keep the old '%s' aside: %s", f->path, strerror(errno));
+				free(bak[i]);
+				bak[i] = NULL;
+				break;
+			}
 		}
 	}
-	for (i = 0; i < s->n && rc == 0; i++) {
+	for (i = 0; i < s->n && rc == 0; i++, renamed++)
 		if (rename(tmp[i], s->v[i].path)) {
 			rc = npl_error(d, NULL, "cannot rename into '%s': %s", s->v[i].path, strerror(errno));
 			break;
 		}
-		free(tmp[i]);
-		tmp[i] = NULL;
+	if (rc) {
+		/* put back what was there, remove what was not */
+		for (i = 0; i < renamed; i++) {
+			if (bak[i] && rename(bak[i], s->v[i].path) == 0) {
+				free(bak[i]);
+				bak[i] = NULL;
+			} else if (!bak[i]) {
+				unlink(s->v[i].path);
+			}
+			free(tmp[i]);
+			tmp[i] = NULL;
+		}
+	} else {
+		for (i = 0; i < s->n; i++) {
+			free(tmp[i]);
+			tmp[i] = NULL;
+		}
 	}
 	for (i = 0; i < s->n; i++) {
 		if (tmp[i])
 			unlink(tmp[i]);
+		if (bak[i])
+			unlink(bak[i]);
 		free(tmp[i]);
+		free(bak[i]);
 	}
+	for (i = nmade - 1; i >= 0; i--) {
+		if (rc)
+			rmdir(made[i]);
+		free(made[i]);
+	}
+	free(made);
 	free(tmp);
+	free(bak);
 	return rc;
 }
 

@@ -45,15 +45,18 @@ static size_t parse_ref(const char *s, struct npl_pval_seg *seg)
 	seg->index = -1;
 	seg->url = 0;
 	if (*p == '[') {
-		char *q;
-		long v = strtol(p + 1, &q, 10);
+		long v = 0;
+		const char *q = p + 1;
 
-		if (q == p + 1 || *q != ']' || v < 0 || v > 100000)
+		for (; *q >= '0' && *q <= '9' && v <= 100000; q++)
+			v = v * 10 + (*q - '0');
+		if (q == p + 1 || *q != ']' || v > 100000)
 			return 0;
 		seg->index = (int)v;
 		p = q + 1;
 	}
-	if (!strncmp(p, "|url", 4)) {
+	/* the URL form is of one address of a list */
+	if (seg->index >= 0 && !strncmp(p, "|url", 4)) {
 		seg->url = 1;
 		p += 4;
 	}

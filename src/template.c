@@ -161,8 +161,9 @@ static int parse(struct npl_arena *a, const char *file, const char *text, struct
 			if (depth == 0)
 				return npl_error(d, &loc, "'{{/%.*s}}' closes nothing", (int)nlen, name);
 			if (s->len != nlen || strncmp(s->text, name, nlen))
-				return npl_error(d, &loc, "'{{/%.*s}}' closes '{{#%.*s}}' (line %d)", (int)nlen,
-						 name, (int)s->len, s->text, s->line);
+				return npl_error(d, &loc, "'{{/%.*s}}' closes '{{%c%.*s}}' (line %d)", (int)nlen,
+						 name, s->kind == T_INVERTED ? '^' : '#', (int)s->len, s->text,
+						 s->line);
 			depth--;
 			continue;
 		}
@@ -344,12 +345,16 @@ static int render_node(struct render *r, const struct node *n)
 		text = r->env->partial ? r->env->partial(r->env->ctx, name, &file) : NULL;
 		if (!text)
 			return npl_error(r->d, &loc, "unknown partial '%s'", name);
+		/* messages keep the file name: it must outlive this frame */
+		if (!file)
+			file = npl_arena_strdup(r->a, name);
+		npl_diag_source(r->d, file, text);
 		if (++r->partials > 64)
 			return npl_error(r->d, &loc, "partials include each other too deep");
 		memset(&root, 0, sizeof(root));
-		if (parse(r->a, file ? file : name, text, &root, r->d))
+		if (parse(r->a, file, text, &root, r->d))
 			return -1;
-		r->file = file ? file : name;
+		r->file = file;
 		rc = render_nodes(r, root.kids, root.nkids);
 		r->file = saved;
 		r->partials--;
@@ -413,6 +418,8 @@ int npl_tmpl_render(const char *file, const char *text, const cJSON *view,
 		npl_oom();
 	npl_arena_init(&a);
 	memset(&root, 0, sizeof(root));
+	if (!file)
+		file = "<template>";
 	npl_diag_source(d, file, text);
 	rc = parse(&a, file, text, &root, d);
 	if (rc == 0) {

@@ -43,9 +43,12 @@ int npl_is_dir(const char *path)
 
 int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d)
 {
-	char *p = strdup(path), *s;
+	char *p, *s;
 	int rc = 0;
 
+	if (!*path)
+		return npl_error(d, NULL, "cannot create directory '': No such file or directory");
+	p = strdup(path);
 	if (!p)
 		npl_oom();
 	for (s = p + 1;; s++) {

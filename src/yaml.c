@@ -47,7 +47,7 @@ static int keycmp(const void *x, const void *y)
 static int check_keys(struct npl_ynode *map, struct npl_diag *d)
 {
 	struct npl_ynode **keys;
-	int i, rc = 0;
+	int i, first, rc = 0;
 
 	if (map->n < 2)
 		return 0;
@@ -57,17 +57,37 @@ static int check_keys(struct npl_ynode *map, struct npl_diag *d)
 	for (i = 0; i < map->n; i++)
 		keys[i] = map->kids[2 * i];
 	qsort(keys, (size_t)map->n, sizeof(*keys), keycmp);
-	for (i = 1; i < map->n; i++)
-		if (strcmp(keys[i]->str, keys[i - 1]->str) == 0)
-			rc = npl_error(d, &keys[i]->loc, "duplicate key '%s' (first at line %d)",
-				       keys[i]->str, keys[i - 1]->loc.line);
+	for (i = 1, first = 0; i < map->n; i++) {
+		if (strcmp(keys[i]->str, keys[first]->str) != 0) {
+			first = i;
+			continue;
+		}
+		rc = npl_error(d, &keys[i]->loc, "duplicate key '%s' (first at line %d)", keys[i]->str,
+			       keys[first]->loc.line);
+	}
 	free(keys);
 	return rc;
 }
 
-static int parse_error(yaml_parser_t *p, const char *file, struct npl_diag *d)
+static int parse_error(yaml_parser_t *p, const char *file, const char *text, size_t len,
+		       struct npl_diag *d)
 {
 	struct npl_loc l = mark_loc(file, p->problem_mark);
+
+	if (p->error == YAML_READER_ERROR) {
+		/* reader errors (bad encoding) only know their byte offset */
+		size_t i, off = p->problem_offset < len ? p->problem_offset : len;
+
+		l.line = l.col = 1;
+		for (i = 0; i < off; i++) {
+			if (text[i] == '\n') {
+				l.line++;
+				l.col = 1;
+			} else if (((unsigned char)text[i] & 0xC0) != 0x80) {
+				l.col++;
+			}
+		}
+	}
 
 	if (p->error == YAML_MEMORY_ERROR)
 		npl_oom();
@@ -95,7 +115,7 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 		const char *anchor = NULL, *tag = NULL;
 
 		if (!yaml_parser_parse(&p, &ev)) {
-			rc = parse_error(&p, file, d);
+			rc = parse_error(&p, file, text, len, d);
 			break;
 		}
 		switch (ev.type) {
@@ -109,8 +129,8 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 			break;
 		case YAML_SCALAR_EVENT:
 			anchor = (const char *)ev.data.scalar.anchor;
-			tag = ev.data.scalar.plain_implicit || ev.data.scalar.quoted_implicit
-				      ? NULL : (const char *)ev.data.scalar.tag;
+			/* any tag written in the text, even the bare '!', is refused */
+			tag = (const char *)ev.data.scalar.tag;
 			node = npl_arena_alloc(a, sizeof(*node));
 			node->kind = NPL_YSCALAR;
 			node->loc = mark_loc(file, ev.start_mark);
@@ -126,12 +146,10 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 		case YAML_MAPPING_START_EVENT:
 			if (ev.type == YAML_SEQUENCE_START_EVENT) {
 				anchor = (const char *)ev.data.sequence_start.anchor;
-				tag = ev.data.sequence_start.implicit ? NULL
-					: (const char *)ev.data.sequence_start.tag;
+				tag = (const char *)ev.data.sequence_start.tag;
 			} else {
 				anchor = (const char *)ev.data.mapping_start.anchor;
-				tag = ev.data.mapping_start.implicit ? NULL
-					: (const char *)ev.data.mapping_start.tag;
+				tag = (const char *)ev.data.mapping_start.tag;
 			}
 			node = npl_arena_alloc(a, sizeof(*node));
 			node->kind = ev.type == YAML_SEQUENCE_START_EVENT ? NPL_YSEQ : NPL_YMAP;

@@ -2,7 +2,9 @@
  * diag.h: diagnostics. Modules never print or exit: they record a located
  * message here and return -1 (or NULL). Commands print the collected messages
  * as `npulaunch: FILE:LINE:COL: error: MESSAGE`, followed by the source line
- * and a caret when the file's text is known. Included by every module.
+ * and a caret when the file's text is known. The diag keeps its own copy of
+ * every file name it is given; the texts given to npl_diag_source() must
+ * outlive it. Included by every module.
  */
 #ifndef NPL_DIAG_H
 #define NPL_DIAG_H
@@ -41,6 +43,8 @@ struct npl_diag {
 	struct npl_diag_source *src;
 	int nsrc, srccap;
 	int no_caret;           /* print without the source line and caret */
+	char **names;           /* copies of the file names in locations */
+	int nnames, capnames;
 };
 
 #define NPL_DIAG_INIT {0}

@@ -197,7 +197,13 @@ int main(void)
 	}
 	if (n != 22) {
 		fprintf(stderr, "expected 22 seed recipes in %s, found %zu\n", path, n);
+		free(index);
 		return 1;
 	}
-	return _cmocka_run_group_tests("golden", tests, n, NULL, NULL);
+	{
+		int rc = _cmocka_run_group_tests("golden", tests, n, NULL, NULL);
+
+		free(index);
+		return rc;
+	}
 }

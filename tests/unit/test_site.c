@@ -1,0 +1,603 @@
+/* test_site.c: site values (site.h): validation, canonical addresses, site files, flags over file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "npulaunch/site.h"
+
+struct fx {
+	struct npl_arena a;
+	struct npl_diag d;
+	struct npl_site s;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	npl_arena_init(&f->a);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	npl_diag_release(&f->d);
+	npl_arena_release(&f->a);
+	free(f);
+	return 0;
+}
+
+/* The diagnostic i, formatted without the caret ("file:line:col: error: msg"). */
+static char *diag_text(const struct npl_diag *d, int i)
+{
+	assert_true(i < d->n);
+	return npl_diag_format(d, &d->v[i], 0);
+}
+
+static void assert_diag(const struct npl_diag *d, int i, const char *want)
+{
+	char *s = diag_text(d, i);
+
+	assert_string_equal(s, want);
+	free(s);
+}
+
+static void assert_only_error(const struct npl_diag *d, const char *want)
+{
+	assert_int_equal(d->n, 1);
+	assert_int_equal(d->errors, 1);
+	assert_diag(d, 0, want);
+}
+
+static void assert_values(const struct npl_site *s, enum npl_site_key k, const char *const *want, int n)
+{
+	int i;
+
+	assert_int_equal(s->key[k].n, n);
+	for (i = 0; i < n; i++)
+		assert_string_equal(s->key[k].v[i], want[i]);
+}
+
+static int load(struct fx *f, const char *text)
+{
+	return npl_site_load_text(&f->s, &f->a, "site.yaml", text, strlen(text), &f->d);
+}
+
+/* ---- key tables ------------------------------------------------------------ */
+
+static void test_key_tables(void **state)
+{
+	static const struct {
+		enum npl_site_key k;
+		const char *name, *var, *hosts;
+		int list;
+	} want[] = {
+		{NPL_SITE_MODEL_PATH, "model-path", "MODEL_PATH", NULL, 0},
+		{NPL_SITE_DRAFT_MODEL_PATH, "draft-model-path", "DRAFT_MODEL_PATH", NULL, 0},
+		{NPL_SITE_IFNAME, "ifname", "IFNAME", NULL, 0},
+		{NPL_SITE_NODE_IP, "node-ip", "NODE_IPS", "NODE_HOSTS", 1},
+		{NPL_SITE_PREFILL_IP, "prefill-ip", "PREFILL_IPS", "PREFILL_HOSTS", 1},
+		{NPL_SITE_DECODE_IP, "decode-ip", "DECODE_IPS", "DECODE_HOSTS", 1},
+	};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(sizeof(want) / sizeof(want[0]), NPL_SITE_COUNT);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_string_equal(npl_site_key_name(want[i].k), want[i].name);
+		assert_string_equal(npl_site_var(want[i].k), want[i].var);
+		if (want[i].hosts)
+			assert_string_equal(npl_site_host_var(want[i].k), want[i].hosts);
+		else
+			assert_null(npl_site_host_var(want[i].k));
+		assert_int_equal(npl_site_is_list(want[i].k), want[i].list);
+		assert_int_equal(npl_site_key_from_name(want[i].name), (int)want[i].k);
+	}
+	assert_int_equal(npl_site_key_from_name("model_path"), -1);
+	assert_int_equal(npl_site_key_from_name("MODEL-PATH"), -1);
+	assert_int_equal(npl_site_key_from_name("model-path "), -1);
+	assert_int_equal(npl_site_key_from_name("node-ips"), -1);
+	assert_int_equal(npl_site_key_from_name(""), -1);
+}
+
+/* ---- addresses and interface names ------------------------------------------ */
+
+static void test_ip_canonical(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{"10.0.0.1", "10.0.0.1"},
+		{"0.0.0.0", "0.0.0.0"},
+		{"255.255.255.255", "255.255.255.255"},
+		{"FE80:0:0::1", "fe80::1"},
+		{"0:0:0:0:0:0:0:1", "::1"},
+		{"::", "::"},
+		{"2001:DB8::0:1", "2001:db8::1"},
+		{"1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"},
+		{"1::2:0:0:0:3", "1:0:0:2::3"},
+		{"::ffff:10.0.0.1", "::ffff:10.0.0.1"},
+		{"::ffff:0102:0304", "::ffff:1.2.3.4"},
+	};
+	static const char *const bad[] = {
+		/* glibc's inet_pton refuses leading zeros (no octal surprise) */
+		"010.0.0.1", "1.02.3.4", "1.2.3", "1.2.3.4:80", "256.0.0.1", "1.2.3.4.5", "0x0a.0.0.1",
+		" 1.2.3.4", "1.2.3.4 ", "node1", "node1.example.com", "localhost", "", "fe80::1%eth0",
+		"[::1]", "1:2:3:4:5:6:7:8:9", ":::1", "10.0.0.1/24",
+	};
+	char out[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		memset(out, 'x', sizeof(out));
+		assert_int_equal(npl_ip_canonical(ok[i].in, out, sizeof(out)), 0);
+		assert_string_equal(out, ok[i].out);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(npl_ip_canonical(bad[i], out, sizeof(out)), -1);
+	/* too small a buffer is an error, not an overflow */
+	assert_int_equal(npl_ip_canonical("10.0.0.1", out, 4), -1);
+	assert_int_equal(npl_ip_canonical("fe80::1", out, 4), -1);
+}
+
+static void test_ifname_ok(void **state)
+{
+	static const char *const ok[] = {
+		"eth0", "enp189s0f0", "bond0.100", "ib0", "en_p-1", "abcdefghijklmno", "A", "x.y",
+	};
+	static const char *const bad[] = {
+		"", "abcdefghijklmnop", "a b", "eth0;rm", "../x", ".", "..", "eth0/1", "eth0:1", "eth0\n",
+		"\teth0", "$(x)", "eth'0", "caf\xc3\xa9",
+	};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(strlen("abcdefghijklmno"), 15);
+	assert_int_equal(strlen("abcdefghijklmnop"), 16);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		assert_int_equal(npl_ifname_ok(ok[i]), 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(npl_ifname_ok(bad[i]), 0);
+}
+
+/* ---- npl_site_set -------------------------------------------------------------- */
+
+static void test_set_model_path(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "/models/Kimi-K2.6 w4a8", NULL, &f->d),
+			 0);
+	assert_int_equal(f->d.n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_MODEL_PATH].n, 1);
+	assert_string_equal(f->s.key[NPL_SITE_MODEL_PATH].v[0], "/models/Kimi-K2.6 w4a8");
+	/* nothing else was touched */
+	assert_int_equal(f->s.key[NPL_SITE_DRAFT_MODEL_PATH].n, 0);
+
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "rel", NULL, &f->d), -1);
+	assert_only_error(&f->d, "error: --model-path must be an absolute path, not 'rel'");
+	/* a refused value leaves the stored one alone */
+	assert_string_equal(f->s.key[NPL_SITE_MODEL_PATH].v[0], "/models/Kimi-K2.6 w4a8");
+	assert_int_equal(f->s.key[NPL_SITE_MODEL_PATH].n, 1);
+}
+
+static void test_set_model_path_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "./models", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "~/models", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "/models/a\nb", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "/models/a\rb", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DRAFT_MODEL_PATH, "draft", NULL, &f->d), -1);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DRAFT_MODEL_PATH, "/d\n", NULL, &f->d), -1);
+	assert_int_equal(f->d.n, 7);
+	assert_int_equal(f->d.errors, 7);
+	assert_diag(&f->d, 0, "error: --model-path must be an absolute path, not ''");
+	assert_diag(&f->d, 1, "error: --model-path must be an absolute path, not './models'");
+	assert_diag(&f->d, 2, "error: --model-path must be an absolute path, not '~/models'");
+	assert_diag(&f->d, 3, "error: --model-path must not contain a line break");
+	assert_diag(&f->d, 4, "error: --model-path must not contain a line break");
+	assert_diag(&f->d, 5, "error: --draft-model-path must be an absolute path, not 'draft'");
+	assert_diag(&f->d, 6, "error: --draft-model-path must not contain a line break");
+	assert_int_equal(f->s.key[NPL_SITE_MODEL_PATH].n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_DRAFT_MODEL_PATH].n, 0);
+}
+
+static void test_set_model_path_located(void **state)
+{
+	struct fx *f = *state;
+	struct npl_loc where = {"cluster.yaml", 3, 13};
+
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "rel", &where, &f->d), -1);
+	assert_only_error(&f->d, "cluster.yaml:3:13: error: --model-path must be an absolute path, not 'rel'");
+}
+
+static void test_set_scalar_again(void **state)
+{
+	struct fx *f = *state;
+	struct npl_loc where = {"cluster.yaml", 4, 9};
+
+	/* flags: the last one given wins (one value) */
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, "eth0", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, "eth1", NULL, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
+	assert_string_equal(f->s.key[NPL_SITE_IFNAME].v[0], "eth1");
+	/* in a file, a second value is an error */
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, "eth2", &where, &f->d), -1);
+	assert_only_error(&f->d, "cluster.yaml:4:9: error: 'ifname' is given twice");
+	assert_string_equal(f->s.key[NPL_SITE_IFNAME].v[0], "eth1");
+}
+
+static void test_set_ifname(void **state)
+{
+	struct fx *f = *state;
+	static const char *const ok[] = {"eth0", "enp189s0f0", "bond0.100"};
+	static const char *const bad[] = {"", "abcdefghijklmnop", "a b", "eth0;rm", "../x"};
+	char want[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, ok[i], NULL, &f->d), 0);
+		assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
+		assert_string_equal(f->s.key[NPL_SITE_IFNAME].v[0], ok[i]);
+	}
+	assert_int_equal(f->d.n, 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, bad[i], NULL, &f->d), -1);
+		snprintf(want, sizeof(want),
+			 "error: --ifname '%s' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
+			 bad[i]);
+		assert_int_equal(f->d.n, (int)i + 1);
+		assert_diag(&f->d, (int)i, want);
+	}
+	assert_string_equal(f->s.key[NPL_SITE_IFNAME].v[0], "bond0.100");
+}
+
+static void test_set_addresses(void **state)
+{
+	struct fx *f = *state;
+	static const char *const want_node[] = {"10.0.0.1", "fe80::1", "2001:db8::1", "10.0.0.1"};
+	static const char *const want_prefill[] = {"192.168.1.10"};
+	static const char *const want_decode[] = {"::1", "192.168.1.11"};
+
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "FE80:0:0::1", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "2001:DB8::0:1", NULL, &f->d), 0);
+	/* a list keeps what it is given, duplicates too, in order */
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_PREFILL_IP, "192.168.1.10", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DECODE_IP, "0:0:0:0:0:0:0:1", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DECODE_IP, "192.168.1.11", NULL, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_values(&f->s, NPL_SITE_NODE_IP, want_node, 4);
+	assert_values(&f->s, NPL_SITE_PREFILL_IP, want_prefill, 1);
+	assert_values(&f->s, NPL_SITE_DECODE_IP, want_decode, 2);
+}
+
+static void test_set_list_grows(void **state)
+{
+	struct fx *f = *state;
+	char ip[32];
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		snprintf(ip, sizeof(ip), "10.0.%d.%d", i / 10, i);
+		assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_PREFILL_IP, ip, NULL, &f->d), 0);
+	}
+	assert_int_equal(f->s.key[NPL_SITE_PREFILL_IP].n, 40);
+	for (i = 0; i < 40; i++) {
+		snprintf(ip, sizeof(ip), "10.0.%d.%d", i / 10, i);
+		assert_string_equal(f->s.key[NPL_SITE_PREFILL_IP].v[i], ip);
+	}
+}
+
+static void test_set_addresses_refused(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		enum npl_site_key k;
+		const char *v, *msg;
+	} bad[] = {
+		{NPL_SITE_NODE_IP, "node1", "error: --node-ip 'node1' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_NODE_IP, "node1.example.com",
+		 "error: --node-ip 'node1.example.com' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_NODE_IP, "1.2.3", "error: --node-ip '1.2.3' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_NODE_IP, "1.2.3.4:80", "error: --node-ip '1.2.3.4:80' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_NODE_IP, "010.0.0.1", "error: --node-ip '010.0.0.1' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_NODE_IP, "", "error: --node-ip '' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_PREFILL_IP, "[::1]", "error: --prefill-ip '[::1]' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_PREFILL_IP, "fe80::1%eth0",
+		 "error: --prefill-ip 'fe80::1%eth0' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_DECODE_IP, "10.0.0.1 ", "error: --decode-ip '10.0.0.1 ' is not an IPv4 or IPv6 address"},
+		{NPL_SITE_DECODE_IP, "$(reboot)", "error: --decode-ip '$(reboot)' is not an IPv4 or IPv6 address"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(npl_site_set(&f->s, &f->a, bad[i].k, bad[i].v, NULL, &f->d), -1);
+		assert_int_equal(f->d.n, (int)i + 1);
+		assert_diag(&f->d, (int)i, bad[i].msg);
+	}
+	assert_int_equal(f->s.key[NPL_SITE_NODE_IP].n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_PREFILL_IP].n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_DECODE_IP].n, 0);
+}
+
+/* ---- site files ------------------------------------------------------------------ */
+
+static void test_load_full(void **state)
+{
+	struct fx *f = *state;
+	static const char *const node[] = {"10.0.0.1", "fe80::1"};
+	static const char *const prefill[] = {"10.0.0.2"};
+	static const char *const decode[] = {"10.0.0.3", "10.0.0.4"};
+	static const char *const model[] = {"/models/Kimi-K2.6"};
+	static const char *const draft[] = {"/models/draft it's"};
+	static const char *const ifname[] = {"enp189s0f0"};
+
+	assert_int_equal(load(f, "# the cluster\n"
+				 "model-path: /models/Kimi-K2.6\n"
+				 "draft-model-path: \"/models/draft it's\"\n"
+				 "ifname: enp189s0f0\n"
+				 "node-ip:\n"
+				 "  - 10.0.0.1\n"
+				 "  - FE80:0:0::1\n"
+				 "prefill-ip: 10.0.0.2\n"
+				 "decode-ip: [10.0.0.3, 10.0.0.4]\n"),
+			 0);
+	assert_int_equal(f->d.n, 0);
+	assert_values(&f->s, NPL_SITE_MODEL_PATH, model, 1);
+	assert_values(&f->s, NPL_SITE_DRAFT_MODEL_PATH, draft, 1);
+	assert_values(&f->s, NPL_SITE_IFNAME, ifname, 1);
+	assert_values(&f->s, NPL_SITE_NODE_IP, node, 2);
+	assert_values(&f->s, NPL_SITE_PREFILL_IP, prefill, 1);
+	assert_values(&f->s, NPL_SITE_DECODE_IP, decode, 2);
+}
+
+static void test_load_empty(void **state)
+{
+	struct fx *f = *state;
+	int k;
+
+	assert_int_equal(load(f, ""), 0);
+	assert_int_equal(load(f, "# nothing yet\n"), 0);
+	assert_int_equal(load(f, "~\n"), 0);
+	assert_int_equal(f->d.n, 0);
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		assert_int_equal(f->s.key[k].n, 0);
+}
+
+static void test_load_unknown_key(void **state)
+{
+	struct fx *f = *state;
+	static const char *const model[] = {"/m"};
+
+	assert_int_equal(load(f, "model-path: /m\nmodel_path: /models/x\n"), -1);
+	assert_only_error(&f->d, "site.yaml:2:1: error: unknown site key 'model_path' (did you mean 'model-path'?)");
+	/* the known keys are still read */
+	assert_values(&f->s, NPL_SITE_MODEL_PATH, model, 1);
+}
+
+static void test_load_unknown_keys_all_reported(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, "ifname: eth0\n  \ncolour: red\nnode_ip: 10.0.0.1\n"), -1);
+	assert_int_equal(f->d.n, 2);
+	assert_diag(&f->d, 0,
+		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip)");
+	assert_diag(&f->d, 1, "site.yaml:4:1: error: unknown site key 'node_ip' (did you mean 'node-ip'?)");
+	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
+	assert_int_equal(f->s.key[NPL_SITE_NODE_IP].n, 0);
+}
+
+static void test_load_caret(void **state)
+{
+	struct fx *f = *state;
+	char *s;
+
+	assert_int_equal(load(f, "ifname: eth0\nmodel_path: /m\n"), -1);
+	assert_int_equal(f->d.n, 1);
+	s = npl_diag_format(&f->d, &f->d.v[0], 1);
+	assert_string_equal(s, "site.yaml:2:1: error: unknown site key 'model_path' (did you mean 'model-path'?)\n"
+			       "    2 | model_path: /m\n"
+			       "      | ^");
+	free(s);
+}
+
+static void test_load_list_for_scalar(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, "model-path: [/a, /b]\nifname:\n  - eth0\n"), -1);
+	assert_int_equal(f->d.n, 2);
+	assert_diag(&f->d, 0, "site.yaml:1:13: error: 'model-path' must be a single value");
+	assert_diag(&f->d, 1, "site.yaml:3:3: error: 'ifname' must be a single value");
+	assert_int_equal(f->s.key[NPL_SITE_MODEL_PATH].n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 0);
+}
+
+static void test_load_bad_values(void **state)
+{
+	struct fx *f = *state;
+	static const char *const node[] = {"10.0.0.1", "10.0.0.3"};
+
+	assert_int_equal(load(f, "model-path: models/x\n"
+				 "ifname: eth0;rm\n"
+				 "node-ip: [10.0.0.1, host1, 10.0.0.3]\n"
+				 "prefill-ip: {a: 1}\n"
+				 "decode-ip:\n"
+				 "  - ~\n"
+				 "draft-model-path:\n"),
+			 -1);
+	assert_int_equal(f->d.n, 6);
+	assert_diag(&f->d, 0, "site.yaml:1:13: error: --model-path must be an absolute path, not 'models/x'");
+	assert_diag(&f->d, 1,
+		    "site.yaml:2:9: error: --ifname 'eth0;rm' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')");
+	assert_diag(&f->d, 2, "site.yaml:3:21: error: --node-ip 'host1' is not an IPv4 or IPv6 address");
+	assert_diag(&f->d, 3, "site.yaml:4:13: error: 'prefill-ip' must be an address or a list of addresses");
+	assert_diag(&f->d, 4, "site.yaml:6:5: error: each 'decode-ip' must be one address");
+	assert_diag(&f->d, 5, "site.yaml:7:18: error: 'draft-model-path' must be a single value");
+	assert_values(&f->s, NPL_SITE_NODE_IP, node, 2);
+}
+
+static void test_load_two_documents(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, "model-path: /a\n---\nifname: eth0\n"), -1);
+	assert_only_error(&f->d, "site.yaml:3:1: error: a site file holds one document");
+	assert_int_equal(f->s.key[NPL_SITE_MODEL_PATH].n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 0);
+}
+
+static void test_load_not_a_mapping(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, "- model-path: /a\n"), -1);
+	assert_only_error(&f->d, "site.yaml:1:1: error: a site file is a mapping (key: value lines)");
+}
+
+static void test_load_duplicate_key(void **state)
+{
+	struct fx *f = *state;
+
+	/* the YAML loader refuses duplicate keys before the site sees them */
+	assert_int_equal(load(f, "ifname: eth0\nifname: eth1\n"), -1);
+	assert_only_error(&f->d, "site.yaml:2:1: error: duplicate key 'ifname' (first at line 1)");
+	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 0);
+}
+
+static void test_load_file(void **state)
+{
+	struct fx *f = *state;
+	const char *tmp = getenv("TMPDIR");
+	char dir[512], path[600], want[700];
+	static const char *const model[] = {"/models/x"};
+	static const char *const dec[] = {"fe80::2"};
+	FILE *fp;
+
+	snprintf(dir, sizeof(dir), "%s/npl-site-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/site.yaml", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("model-path: /models/x\ndecode-ip: FE80::2\nifname: a b\n", fp);
+	fclose(fp);
+
+	assert_int_equal(npl_site_load_file(&f->s, &f->a, path, &f->d), -1);
+	snprintf(want, sizeof(want),
+		 "%s:3:9: error: --ifname 'a b' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
+		 path);
+	assert_only_error(&f->d, want);
+	assert_values(&f->s, NPL_SITE_MODEL_PATH, model, 1);
+	assert_values(&f->s, NPL_SITE_DECODE_IP, dec, 1);
+
+	npl_diag_release(&f->d);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(npl_site_load_file(&f->s, &f->a, path, &f->d), -1);
+	snprintf(want, sizeof(want), "error: cannot read '%s': No such file or directory", path);
+	assert_only_error(&f->d, want);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* ---- flags over the file ------------------------------------------------------------ */
+
+static void test_fill(void **state)
+{
+	struct fx *f = *state;
+	struct npl_site file;
+	static const char text[] = "model-path: /file/model\n"
+				   "draft-model-path: /file/draft\n"
+				   "ifname: eth0\n"
+				   "node-ip: [10.0.0.7, 10.0.0.8]\n"
+				   "prefill-ip: [10.1.0.1, 10.1.0.2]\n";
+	static const char *const model[] = {"/flag/model"};
+	static const char *const draft[] = {"/file/draft"};
+	static const char *const ifname[] = {"eth9"};
+	static const char *const node[] = {"10.0.0.1"};
+	static const char *const prefill[] = {"10.1.0.1", "10.1.0.2"};
+
+	memset(&file, 0, sizeof(file));
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_MODEL_PATH, "/flag/model", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_IFNAME, "eth9", NULL, &f->d), 0);
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
+	assert_int_equal(npl_site_load_text(&file, &f->a, "site.yaml", text, strlen(text), &f->d), 0);
+	npl_site_fill(&f->s, &file);
+	assert_int_equal(f->d.n, 0);
+	assert_values(&f->s, NPL_SITE_MODEL_PATH, model, 1);
+	assert_values(&f->s, NPL_SITE_DRAFT_MODEL_PATH, draft, 1);
+	assert_values(&f->s, NPL_SITE_IFNAME, ifname, 1);
+	/* a list given by flags is not merged with the file's */
+	assert_values(&f->s, NPL_SITE_NODE_IP, node, 1);
+	assert_values(&f->s, NPL_SITE_PREFILL_IP, prefill, 2);
+	assert_int_equal(f->s.key[NPL_SITE_DECODE_IP].n, 0);
+	/* the file is not changed */
+	assert_string_equal(file.key[NPL_SITE_MODEL_PATH].v[0], "/file/model");
+	assert_int_equal(file.key[NPL_SITE_NODE_IP].n, 2);
+}
+
+static void test_fill_empty(void **state)
+{
+	struct fx *f = *state;
+	struct npl_site empty;
+	int k;
+
+	memset(&empty, 0, sizeof(empty));
+	npl_site_fill(&f->s, &empty);
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		assert_int_equal(f->s.key[k].n, 0);
+	assert_int_equal(npl_site_set(&empty, &f->a, NPL_SITE_DECODE_IP, "10.2.0.1", NULL, &f->d), 0);
+	npl_site_fill(&f->s, &empty);
+	assert_int_equal(f->s.key[NPL_SITE_DECODE_IP].n, 1);
+	assert_string_equal(f->s.key[NPL_SITE_DECODE_IP].v[0], "10.2.0.1");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_tables),
+		cmocka_unit_test(test_ip_canonical),
+		cmocka_unit_test(test_ifname_ok),
+		cmocka_unit_test_setup_teardown(test_set_model_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_model_path_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_model_path_located, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_scalar_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_ifname, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_list_grows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_addresses_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_unknown_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_unknown_keys_all_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_caret, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_list_for_scalar, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_bad_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_two_documents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_not_a_mapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_duplicate_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fill_empty, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
