@@ -82,6 +82,17 @@ chmod 644 "$T/one/pd-mixed.sh"
 expect_rc 1 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/one" --check
 expect_eq "$(cat "$T/out")" "stale $T/one/pd-mixed.sh" "mode change is stale"
 
+# --templates DIR: the shipped templates from disk give the same bytes; an edited one shows
+expect_rc 0 "$NPL" --templates "$NPL_SRC/templates" render --all -o "$T/a2" --check
+cp -r "$NPL_SRC/templates" "$T/tmpl"
+sed -i 's/^set -euo pipefail$/set -euo pipefail  # edited/' "$T/tmpl/bench.sh.tmpl"
+expect_rc 0 "$NPL" render $ID --templates "$T/tmpl" -o "$T/edited"
+expect_grep "$T/edited/bench.sh" "set -euo pipefail  # edited"
+rm "$T/tmpl/_env.sh.tmpl"
+expect_rc 1 "$NPL" render $ID --templates "$T/tmpl" -o "$T/broken"
+expect_grep "$T/err" "cannot read '$T/tmpl/_env.sh.tmpl': No such file or directory"
+[[ -e $T/broken ]] && fail "a template error left $T/broken behind"
+
 # a script whose site value is missing stops before it touches the host
 make_root "$T/root"
 before=$(state_of "$T/root")
