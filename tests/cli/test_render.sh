@@ -112,4 +112,14 @@ expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL
 	bash "$T/dis/prefill.sh"
 expect_eq "$(state_of "$T/root")" "performance performance 0 0 50000 " "host state after a start"
 expect_grep "$T/calls" '"--model-path","/m"'
+# without NPULAUNCH_NODE_IP the node is found among the addresses hostname -I prints
+printf '#!/bin/sh\n[ "$1" = -I ] && echo "192.168.7.7 10.0.0.2 fe80::1 "\n' >"$T/root.bin/hostname"
+chmod +x "$T/root.bin/hostname"
+rm -f "$T/calls"
+expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 bash "$T/dis/decode.sh"
+expect_grep "$T/calls" '"--disaggregation-mode","decode","--host","10.0.0.2"'
+expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 bash "$T/dis/prefill.sh"
+expect_grep "$T/err" "this host (192.168.7.7 10.0.0.2 fe80::1) is not in PREFILL_IPS (10.0.0.1)"
 finish
