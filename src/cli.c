@@ -255,43 +255,230 @@ int npl_cli_site(struct npl_cli *cli, struct npl_cli_recipe_opts *o)
 	return 0;
 }
 
-const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *db, const char *arg,
-				     const struct npl_cli_recipe_opts *o, const char **how, int *rc)
+/* "kimi-k2.6 --tpot 20ms --dataset 64k+1k", for messages and the plan. */
+static const char *query_text(struct npl_cli *cli, const char *model, const struct npl_cli_recipe_opts *o)
 {
-	const struct npl_layer *R = npl_db_recipe(db, arg);
-	const char **ids;
-	const char *best;
-	int i;
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *s;
 
-	(void)cli;
-	(void)o;
-	*how = NULL;
-	if (R)
-		return R;
-	ids = calloc((size_t)db->nrecipes + 1, sizeof(*ids));
-	if (!ids)
+	npl_buf_puts(&b, model ? model : "(any model)");
+#define OPT(field, name)                                                                           \
+	if (o->field) {                                                                            \
+		npl_buf_puts(&b, " --" name " ");                                                  \
+		npl_shell_quote(&b, o->field);                                                     \
+	}
+	OPT(tpot, "tpot");
+	OPT(ttft, "ttft");
+	OPT(dataset, "dataset");
+	OPT(prefix_cache, "prefix-cache");
+	OPT(cards, "cards");
+	OPT(mode, "mode");
+	OPT(hardware, "hardware");
+#undef OPT
+	s = npl_arena_strdup(&cli->arena, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return s;
+}
+
+static long long budget(const char *opt, const char *s, int *rc)
+{
+	long long us = npl_parse_duration_us(s);
+
+	/* a bare number is milliseconds */
+	if (us < 0 && npl_parse_uint(s) > 0)
+		us = (long long)npl_parse_uint(s) * 1000;
+	if (us <= 0) {
+		*rc = npl_cli_usage_error(NULL, "--%s '%s' is not a duration (20ms, 22.2ms, 5s)", opt, s);
+		return -1;
+	}
+	return us;
+}
+
+int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *model,
+		  const struct npl_cli_recipe_opts *o, struct npl_query *q)
+{
+	int rc = 0;
+	char err[512];
+
+	memset(q, 0, sizeof(*q));
+	q->model = model;
+	q->text = query_text(cli, model ? model->name : NULL, o);
+	q->tpot_us = q->ttft_us = -1;
+	q->prefix = q->cards = -1;
+	if (o->tpot && (q->tpot_us = budget("tpot", o->tpot, &rc)) < 0)
+		return rc;
+	if (o->ttft && (q->ttft_us = budget("ttft", o->ttft, &rc)) < 0)
+		return rc;
+	if (o->dataset) {
+		if (npl_dataset_parse(o->dataset, &q->ds, err, sizeof(err)))
+			return npl_cli_usage_error(NULL, "--dataset: %s", err);
+		q->has_dataset = 1;
+		if (q->ds.prefix)
+			q->prefix = q->ds.prefix;
+	}
+	if (o->prefix_cache) {
+		const char *p = o->prefix_cache;
+		char num[16];
+		size_t n = strlen(p);
+		int v;
+
+		if (n && p[n - 1] == '%')
+			n--;
+		snprintf(num, sizeof(num), "%.*s", (int)(n < 15 ? n : 15), p);
+		v = npl_parse_uint(num);
+		if (v <= 0 || v >= 100)
+			return npl_cli_usage_error(NULL, "--prefix-cache '%s' is not a hit rate in percent (90)", p);
+		q->prefix = v;
+	}
+	if (o->cards && (q->cards = npl_parse_uint(o->cards)) <= 0)
+		return npl_cli_usage_error(NULL, "--cards '%s' is not a number of cards", o->cards);
+	if (o->mode) {
+		if (!strcmp(o->mode, "pd-mixed"))
+			q->mode = NPL_MODE_PD_MIXED;
+		else if (!strcmp(o->mode, "pd-disagg"))
+			q->mode = NPL_MODE_PD_DISAGG;
+		else
+			return npl_cli_usage_error(NULL, "--mode '%s': pd-mixed or pd-disagg", o->mode);
+	}
+	if (o->hardware && !(q->hardware = npl_db_hardware(db, o->hardware)))
+		return npl_cli_usage_error(NULL, "--hardware '%s': no such hardware profile (%s)", o->hardware,
+					   db->nhardware ? db->hardware[0]->id : "none");
+	return 0;
+}
+
+/* The ids and model names, for a did-you-mean over both. */
+static const char *suggest(const struct npl_db *db, const char *arg)
+{
+	const char **names = calloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
+	const char *best;
+	int i, n = 0;
+
+	if (!names)
 		npl_oom();
 	for (i = 0; i < db->nrecipes; i++)
-		ids[i] = db->recipes[i]->id;
-	best = npl_did_you_mean(arg, ids, db->nrecipes);
-	if (best)
-		fprintf(stderr, "npulaunch: no recipe '%s' (did you mean '%s'?)\n", arg, best);
-	else
-		fprintf(stderr, "npulaunch: no recipe '%s': 'npulaunch list' shows the recipe ids\n", arg);
-	free(ids);
+		names[n++] = db->recipes[i]->id;
+	for (i = 0; i < db->nmodels; i++)
+		names[n++] = db->models[i]->id;
+	best = npl_did_you_mean(arg, names, n);
+	free(names);
+	return best;
+}
+
+static cJSON *selection_json(const char *by, const char *query, const char *why)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "by", by);
+	if (query)
+		cJSON_AddStringToObject(o, "query", query);
+	if (why)
+		cJSON_AddStringToObject(o, "why", why);
+	return o;
+}
+
+const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *db, const char *arg,
+				     const struct npl_cli_recipe_opts *o, cJSON **selection, int *rc)
+{
+	const struct npl_layer *R = npl_db_recipe(db, arg), *M;
+	struct npl_query q;
+	struct npl_selection s;
+	int i;
+
+	if (selection)
+		*selection = NULL;
+	if (R) {
+		if (npl_cli_has_query(o)) {
+			*rc = npl_cli_usage_error(NULL, "'%s' is a recipe id: query options choose among a model's recipes (give the model instead)",
+						  arg);
+			return NULL;
+		}
+		if (selection)
+			*selection = selection_json("id", NULL, NULL);
+		return R;
+	}
+	M = npl_db_model(db, arg);
+	if (!M) {
+		const char *best = suggest(db, arg);
+
+		if (best)
+			fprintf(stderr, "npulaunch: no recipe or model '%s' (did you mean '%s'?)\n", arg, best);
+		else
+			fprintf(stderr, "npulaunch: no recipe or model '%s': 'npulaunch list' shows them\n", arg);
+		*rc = NPL_EXIT_NO_RECIPE;
+		return NULL;
+	}
+	if ((*rc = npl_cli_query(cli, db, M, o, &q)))
+		return NULL;
+	npl_select(db, &q, &s, &cli->arena);
+	if (s.pick == NPL_PICK_ONE) {
+		fprintf(stderr, "npulaunch: %s: %s (%s)\n", q.text, s.best->id, s.why);
+		if (selection)
+			*selection = selection_json("query", q.text, s.why);
+		return s.best;
+	}
+	if (s.pick == NPL_PICK_AMBIGUOUS) {
+		size_t w = 0;
+
+		for (i = 0; i < s.ncands; i++)
+			if (strlen(s.cands[i].R->id) > w)
+				w = strlen(s.cands[i].R->id);
+		fprintf(stderr, "npulaunch: %s: %d recipes meet the query equally well; add an option to choose:\n",
+			q.text, s.ncands);
+		for (i = 0; i < s.ncands; i++)
+			fprintf(stderr, "  %-*s  %s\n", (int)w, s.cands[i].R->id, s.cands[i].note);
+		*rc = NPL_EXIT_AMBIGUOUS;
+		return NULL;
+	}
+	/* nothing qualifies */
+	if (o->nearest) {
+		struct npl_selection n;
+
+		npl_select_nearest(db, &q, &n, &cli->arena);
+		if (n.pick == NPL_PICK_ONE) {
+			fprintf(stderr, "npulaunch: %s: no recipe qualifies; --nearest takes %s (%s)\n", q.text,
+				n.best->id, n.cands[0].note);
+			if (selection) {
+				*selection = selection_json("nearest", q.text, n.cands[0].note);
+				cJSON_AddBoolToObject(*selection, "nearest", 1);
+			}
+			return n.best;
+		}
+		if (n.pick == NPL_PICK_AMBIGUOUS) {
+			fprintf(stderr, "npulaunch: %s: no recipe qualifies, and %d are equally near; add an option to choose:\n",
+				q.text, n.ncands);
+			for (i = 0; i < n.ncands; i++)
+				fprintf(stderr, "  %s: %s\n", n.cands[i].R->id, n.cands[i].note);
+			*rc = NPL_EXIT_AMBIGUOUS;
+			return NULL;
+		}
+	}
+	fprintf(stderr, "npulaunch: %s: no recipe qualifies", q.text);
+	if (s.ncands == 0) {
+		fprintf(stderr, "\n");
+	} else {
+		fprintf(stderr, "; the nearest:\n");
+		for (i = 0; i < s.ncands && i < 3; i++)
+			fprintf(stderr, "  %s: %s\n", s.cands[i].R->id, s.cands[i].note);
+		fprintf(stderr, "(--nearest takes the nearest on purpose)\n");
+	}
 	*rc = NPL_EXIT_NO_RECIPE;
 	return NULL;
 }
 
 cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
-		       struct npl_cli_recipe_opts *o, int *rc)
+		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc)
 {
 	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force};
 	cJSON *plan = npl_resolve(db, R, &ro, &cli->diag);
 
 	npl_cli_flush(cli);
-	if (!plan)
+	if (!plan) {
+		cJSON_Delete(selection);
 		*rc = NPL_EXIT_USAGE;
+		return NULL;
+	}
+	if (selection)
+		cJSON_AddItemToObject(plan, "selection", selection);
 	return plan;
 }
 

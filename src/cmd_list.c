@@ -10,14 +10,21 @@ static void help(void)
 	puts("usage: npulaunch list [MODEL] [--model M] [query options] [--json]\n"
 	     "\n"
 	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization.\n"
+	     "With query options, only the recipes that meet the query.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --model M   only the recipes of model M (id or name, any case)\n"
-	     "  --json      a JSON array of recipe objects with stable keys\n"
-	     "  -h, --help  this help\n"
+	     "  --model M            only the recipes of model M (id or name, any case)\n"
+	     "  --tpot T, --ttft T   latency budgets (20ms, 5s): targets within them\n"
+	     "  --dataset IN+OUT     workloads that cover it (64k+1k, 1024x1024 (30)+1024, 1080p_30+256)\n"
+	     "  --prefix-cache PCT   prefix-cache recipes of that hit rate (others are left out)\n"
+	     "  --cards N            recipes that need at most N cards\n"
+	     "  --mode M, --hardware H   pd-mixed or pd-disagg; a hardware profile\n"
+	     "  --json               a JSON array of recipe objects with stable keys\n"
+	     "  -h, --help           this help\n"
 	     "\n"
 	     "Examples:\n"
 	     "  npulaunch list\n"
+	     "  npulaunch list kimi-k2.6 --tpot 50ms --cards 8\n"
 	     "  npulaunch list --model Kimi-K2.6 --json");
 }
 
@@ -98,10 +105,13 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
+			if (c < NPL_OPT_TPOT || c > NPL_OPT_NEAREST) {
+				rc = npl_cli_usage_error("list", "option '%s' does not apply to list", argv[optind - 1]);
+				goto out;
+			}
 			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
 			if (r <= 0) {
-				rc = r < 0 ? NPL_EXIT_USAGE
-					   : npl_cli_usage_error("list", "option '%s' does not apply to list", argv[optind - 1]);
+				rc = NPL_EXIT_USAGE;
 				goto out;
 			}
 		}
@@ -122,9 +132,24 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 	shown = calloc((size_t)db.nrecipes + 1, sizeof(*shown));
 	if (!shown)
 		npl_oom();
-	for (i = 0; i < db.nrecipes; i++)
-		if (!M || db.recipes[i]->model == M)
-			shown[nshown++] = db.recipes[i];
+	if (npl_cli_has_query(&ro)) {
+		/* a query lists the recipes that meet it */
+		struct npl_query q;
+
+		if (ro.nearest) {
+			rc = npl_cli_usage_error("list", "--nearest chooses one recipe: use it with show or render");
+			goto out;
+		}
+		if ((rc = npl_cli_query(cli, &db, M, &ro, &q)))
+			goto out;
+		for (i = 0; i < db.nrecipes; i++)
+			if (npl_query_qualifies(&db, &q, db.recipes[i], NULL, NULL))
+				shown[nshown++] = db.recipes[i];
+	} else {
+		for (i = 0; i < db.nrecipes; i++)
+			if (!M || db.recipes[i]->model == M)
+				shown[nshown++] = db.recipes[i];
+	}
 	if (json) {
 		cJSON *a = cJSON_CreateArray();
 		char *s;

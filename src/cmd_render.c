@@ -161,14 +161,14 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			goto out;
 		}
 	} else {
-		const char *how;
-		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &how, &rc);
+		cJSON *sel = NULL;
+		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
 		cJSON *plan;
 		const char *missing;
 
 		if (!R)
 			goto out;
-		plan = npl_cli_resolve(cli, &db, R, &ro, &rc);
+		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
 		if (!plan)
 			goto out;
 		rc = npl_render_bundle(plan, &t, dir ? dir : "", &set, &cli->diag) ? NPL_EXIT_FAIL : 0;

@@ -44,6 +44,12 @@ static void origin_text(struct npl_buf *b, const cJSON *o)
 		npl_buf_printf(b, " %s", npl_json_str(o, "option"));
 		return;
 	}
+	if (!strcmp(layer, "site")) {
+		npl_buf_printf(b, " --%s", npl_json_str(o, "key"));
+		if (npl_json_str(o, "why"))
+			npl_buf_printf(b, " (%s)", npl_json_str(o, "why"));
+		return;
+	}
 	if (npl_json_str(o, "id") && strcmp(layer, "recipe") && strcmp(layer, "defaults"))
 		npl_buf_printf(b, " %s", npl_json_str(o, "id"));
 	if (at)
@@ -100,8 +106,14 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	printf("  quantization  %s\n", npl_json_str(r, "quantization"));
 	if (npl_json_str(r, "tier"))
 		printf("  tier          %s\n", npl_json_str(r, "tier"));
-	if (npl_json_str(r, "selected"))
-		printf("  chosen        %s\n", npl_json_str(r, "selected"));
+	{
+		const cJSON *sel = cJSON_GetObjectItemCaseSensitive(plan, "selection");
+		const char *by = npl_json_str(sel, "by");
+
+		if (by && strcmp(by, "id"))
+			printf("  chosen        %s%s: %s\n", !strcmp(by, "nearest") ? "as the nearest to " : "by ",
+			       npl_json_str(sel, "query"), npl_json_str(sel, "why"));
+	}
 	printf("  recipe file   %s\n", npl_json_str(r, "file"));
 	printf("  site values  ");
 	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
@@ -210,7 +222,7 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	struct npl_db db;
 	const struct npl_layer *R;
-	const char *how;
+	cJSON *sel = NULL;
 	cJSON *plan = NULL;
 	int json = 0, c, rc = NPL_EXIT_OK;
 	struct out o;
@@ -244,10 +256,10 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 	}
 	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
 		goto out;
-	R = npl_cli_pick(cli, &db, argv[optind], &ro, &how, &rc);
+	R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
 	if (!R)
 		goto out;
-	plan = npl_cli_resolve(cli, &db, R, &ro, &rc);
+	plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
 	if (!plan)
 		goto out;
 	if (json) {

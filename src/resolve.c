@@ -135,6 +135,14 @@ static struct origin from_rule(const char *rule, const char *why)
 	return o;
 }
 
+/* A value that is a site value, put in place by a rule. */
+static struct origin from_site(enum npl_site_key k, const char *why)
+{
+	struct origin o = {"site", npl_site_key_name(k), {NULL, 0, 0}, why};
+
+	return o;
+}
+
 static const char *lit(struct ctx *c, const char *s)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -721,7 +729,7 @@ static void put_spec(struct ctx *c, struct launch *l)
 	put_flag(c, l, "speculative-algorithm", t->spec_algorithm.o, 1, lit(c, t->spec_algorithm.s));
 	if (t->spec_draft_model.set && t->spec_draft_model.v)
 		put_flag(c, l, "speculative-draft-model-path",
-			 from_rule("draft-model", "speculative.draft_model: the site's draft model path"), 1,
+			 from_site(NPL_SITE_DRAFT_MODEL_PATH, "rule speculative: the block's draft_model"), 1,
 			 ref(c, NPL_SITE_DRAFT_MODEL_PATH, -1, 0));
 	put_flag(c, l, "speculative-num-steps", t->spec_steps.o, 1, num(c, t->spec_steps.v));
 	put_flag(c, l, "speculative-eagle-topk", t->spec_topk.o, 1, num(c, t->spec_topk.v));
@@ -834,14 +842,14 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 		const char *host;
 
 		memset(&l, 0, sizeof(l));
-		put_flag(c, &l, "model-path", from_rule("model-path", "the site's model path"), 1,
+		put_flag(c, &l, "model-path", from_site(NPL_SITE_MODEL_PATH, "rule model-path"), 1,
 			 ref(c, NPL_SITE_MODEL_PATH, -1, 0));
 		if (sh->role != ROLE_PD_MIXED)
 			put_flag(c, &l, "disaggregation-mode", from_rule("disaggregation", "the role"), 1,
 				 role_names[sh->role]);
 		if (sh->site_key >= 0) {
 			host = ref(c, sh->site_key, n, 0);
-			put_flag(c, &l, "host", from_rule("host", "this node's address"), 1, host);
+			put_flag(c, &l, "host", from_site(sh->site_key, "rule host: this node's address"), 1, host);
 		} else {
 			host = NULL;
 			if (!t->entry_host.s)
@@ -889,7 +897,7 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 		if (ifname)
 			for (int i = 0; i < t->nifname_env; i++)
 				put_env(c, &l, t->ifname_env[i].s, ref(c, NPL_SITE_IFNAME, -1, 0),
-					from_rule("socket-ifname", "the site's network interface"));
+					from_site(NPL_SITE_IFNAME, "rule socket-ifname"));
 		if (sh->role != ROLE_PD_MIXED) {
 			struct npl_buf b = NPL_BUF_INIT;
 

@@ -12,6 +12,7 @@
 
 #include "npulaunch/plan.h"
 #include "npulaunch/recipe.h"
+#include "npulaunch/select.h"
 #include "npulaunch/site.h"
 
 /* Exit codes, the same for every command (README and the man page list them). */
@@ -91,13 +92,18 @@ int npl_cli_has_query(const struct npl_cli_recipe_opts *o);
 /* Complete the site values with the --site file (flags win); 0 or an exit code. */
 int npl_cli_site(struct npl_cli *cli, struct npl_cli_recipe_opts *o);
 
-/* The recipe meant by an id or a query; NULL with *rc set (and messages printed) when none.
- * *how receives a one-line account of the choice for the plan, or NULL for an id. */
+/* The recipe meant by an id, or by a model and the query options; NULL with *rc set (and the
+ * reasons printed) when there is none or several. *selection (may be NULL) receives how it was
+ * chosen, for the plan; the caller frees it (npl_cli_resolve takes it over). */
 const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *db, const char *arg,
-				     const struct npl_cli_recipe_opts *o, const char **how, int *rc);
-/* Resolve the picked recipe with the site values and overrides; NULL and *rc on error. */
+				     const struct npl_cli_recipe_opts *o, cJSON **selection, int *rc);
+/* Build the query of a model and the query options; 0 or an exit code (messages printed). */
+int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *model,
+		  const struct npl_cli_recipe_opts *o, struct npl_query *q);
+/* Resolve the picked recipe with the site values and overrides, recording selection in the
+ * plan (it is freed in any case); NULL and *rc on error. */
 cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
-		       struct npl_cli_recipe_opts *o, int *rc);
+		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc);
 /* Free what the options hold. */
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 

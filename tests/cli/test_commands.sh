@@ -38,7 +38,7 @@ expect_grep "$T/out" "--model-path <model-path>"
 expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --explain
 grep -q -- '--tp-size 16 .*# rule tp-size: 2 dies per card x 8 cards' "$T/out" || fail "explain tp-size: $(grep tp-size "$T/out")"
 grep -q -- '--reasoning-parser kimi_k2 .*# model kimi-k2.6 recipes/kimi-k2.6/model.yaml:' "$T/out" || fail "explain parser"
-grep -q -- 'GLOO_SOCKET_IFNAME=<ifname> .*# rule socket-ifname' "$T/out" || fail "explain ifname"
+grep -q -- 'GLOO_SOCKET_IFNAME=<ifname> .*# site --ifname (rule socket-ifname)' "$T/out" || fail "explain ifname"
 expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --json
 if command -v jq >/dev/null; then
 	expect_eq "$(jq -r '.format, .recipe.id, (.roles | map(.role) | join(","))' "$T/out" | tr '\n' ' ')" \

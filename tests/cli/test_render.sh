@@ -45,7 +45,7 @@ expect_grep "$T/err" "needs 2 addresses in rank order, got 1"
 
 # unknown recipe: exit 3 with a suggestion; bad usage: exit 2
 expect_rc 3 "$NPL" render kimi-k2.6-w4a8-8p-in3k5-out1k5-21ms
-expect_grep "$T/err" "no recipe 'kimi-k2.6-w4a8-8p-in3k5-out1k5-21ms' (did you mean 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms'?)"
+expect_grep "$T/err" "no recipe or model 'kimi-k2.6-w4a8-8p-in3k5-out1k5-21ms' (did you mean 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms'?)"
 expect_rc 2 "$NPL" render $ID --bogus
 expect_rc 2 "$NPL" render
 expect_rc 2 "$NPL" render --all $ID -o "$T/x"

@@ -135,7 +135,10 @@ static void test_rules_and_origins(void **state)
 	assert_string_equal(value(n, "--model-path"), "${model-path}");
 	assert_string_equal(value(n, "--speculative-draft-model-path"), "${draft-model-path}");
 	assert_string_equal(npl_json_str(env(n, "GLOO_SOCKET_IFNAME"), "value"), "${ifname}");
-	assert_string_equal(origin(env(n, "GLOO_SOCKET_IFNAME"), "rule"), "socket-ifname");
+	assert_string_equal(origin(env(n, "GLOO_SOCKET_IFNAME"), "layer"), "site");
+	assert_string_equal(origin(env(n, "GLOO_SOCKET_IFNAME"), "key"), "ifname");
+	assert_string_equal(origin(env(n, "GLOO_SOCKET_IFNAME"), "why"), "rule socket-ifname");
+	assert_string_equal(origin(flag(n, "--model-path"), "layer"), "site");
 	/* single node: no nnodes/node-rank/dist-init-addr; host from the defaults */
 	assert_null(flag(n, "--nnodes"));
 	assert_null(flag(n, "--dist-init-addr"));
