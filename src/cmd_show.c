@@ -15,6 +15,8 @@ static void help(void)
 	     "Options:\n"
 	     "  --explain   say for every flag and variable which layer or rule set it\n"
 	     "  --json      the plan itself (what render stores as manifest.json)\n"
+	     "  query       MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT --cards N\n"
+	     "              --mode M --hardware H [--nearest] instead of an id (see render --help)\n"
 	     "  site values --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
 	     "              --prefill-ip IP...  --decode-ip IP...  --site FILE\n"
 	     "  overrides   --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
@@ -23,6 +25,7 @@ static void help(void)
 	     "\n"
 	     "Examples:\n"
 	     "  npulaunch show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --explain\n"
+	     "  npulaunch show qwen3.5-397b-a17b --tpot 50ms --dataset 8k+1k\n"
 	     "  npulaunch show deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --json");
 }
 

@@ -203,6 +203,12 @@ static void fmt_dataset(char *out, size_t n, const struct npl_dataset *ds)
 
 /* ---- qualification -------------------------------------------------------- */
 
+/* How far over, in [0, 1): over / (over + scale). */
+static double squash(long long over, long long scale)
+{
+	return (double)over / ((double)over + (double)(scale > 0 ? scale : 1));
+}
+
 static void miss(struct npl_buf *b, double *dist, double d, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -228,6 +234,8 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 	char a[32], b[32];
 
 	npl_recipe_dataset(db, R, &ds);
+	/* Each dimension missed adds between 1 and 2 by how far it misses (a ratio
+	 * squashed into [0, 1)); a kind of miss that no amount closes adds more. */
 	if (q->model && R->model != q->model)
 		miss(misses, &dist, 100, "a recipe of %s, not %s", R->model->name, q->model->name);
 	if (q->hardware && R->hardware != q->hardware)
@@ -237,7 +245,7 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 	if (q->tpot_us >= 0 && R->tpot_us > q->tpot_us) {
 		npl_format_duration(a, sizeof(a), q->tpot_us);
 		npl_format_duration(b, sizeof(b), R->tpot_us - q->tpot_us);
-		miss(misses, &dist, 1 + (double)(R->tpot_us - q->tpot_us) / (double)(q->tpot_us + 1),
+		miss(misses, &dist, 1 + squash(R->tpot_us - q->tpot_us, q->tpot_us),
 		     "TPOT %s exceeds the %s budget by %s", R->tpot_text, a, b);
 	}
 	if (q->ttft_us >= 0) {
@@ -246,7 +254,7 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 			miss(misses, &dist, 2, "no TTFT figure to meet the %s budget", a);
 		} else if (R->ttft_us > q->ttft_us) {
 			npl_format_duration(b, sizeof(b), R->ttft_us - q->ttft_us);
-			miss(misses, &dist, 1 + (double)(R->ttft_us - q->ttft_us) / (double)(q->ttft_us + 1),
+			miss(misses, &dist, 1 + squash(R->ttft_us - q->ttft_us, q->ttft_us),
 			     "TTFT %s exceeds the %s budget by %s", R->ttft_text, a, b);
 		}
 	}
@@ -261,34 +269,35 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 
 			if (ds.in < q->ds.in) {
 				npl_buf_printf(&why, "input %lld < %lld", ds.in, q->ds.in);
-				short_by += (double)(q->ds.in - ds.in) / (double)q->ds.in;
+				short_by += squash(q->ds.in - ds.in, ds.in);
 			}
 			if (ds.out < q->ds.out) {
 				npl_buf_printf(&why, "%soutput %lld < %lld", why.len ? ", " : "", ds.out, q->ds.out);
-				short_by += (double)(q->ds.out - ds.out) / (double)q->ds.out;
+				short_by += squash(q->ds.out - ds.out, ds.out);
 			}
 			if (ds.image && (long long)ds.w * ds.h < (long long)q->ds.w * q->ds.h) {
 				npl_buf_printf(&why, "%simage %dx%d < %dx%d", why.len ? ", " : "", ds.w, ds.h,
 					       q->ds.w, q->ds.h);
-				short_by += 1;
+				short_by += 0.5;
 			}
-			if (short_by > 0)
-				miss(misses, &dist, 1 + short_by, "dataset %s does not cover %s (%s)", R->dataset,
+			if (why.len)
+				miss(misses, &dist, 1 + short_by / 2.5, "dataset %s does not cover %s (%s)", R->dataset,
 				     a, npl_buf_str(&why));
 			npl_buf_release(&why);
 		}
 	}
 	if (q->prefix < 0 && ds.prefix > 0)
-		miss(misses, &dist, 1, "a prefix-cache recipe (%d%% hit rate): ask with --prefix-cache %d",
+		miss(misses, &dist, 1.5, "a prefix-cache recipe (%d%% hit rate): ask with --prefix-cache %d",
 		     ds.prefix, ds.prefix);
 	else if (q->prefix >= 0 && ds.prefix != q->prefix) {
 		if (ds.prefix)
-			miss(misses, &dist, 1, "prefix cache hit rate %d%%, not %d%%", ds.prefix, q->prefix);
+			miss(misses, &dist, 1 + (double)abs(ds.prefix - q->prefix) / 100,
+			     "prefix cache hit rate %d%%, not %d%%", ds.prefix, q->prefix);
 		else
-			miss(misses, &dist, 1, "no prefix cache (the query asks %d%%)", q->prefix);
+			miss(misses, &dist, 2, "no prefix cache (the query asks %d%%)", q->prefix);
 	}
 	if (q->cards >= 0 && R->cards > q->cards)
-		miss(misses, &dist, 1 + (double)(R->cards - q->cards) / (double)(q->cards + 1),
+		miss(misses, &dist, 1 + squash(R->cards - q->cards, q->cards),
 		     "needs %d cards, %d available (%d more)", R->cards, q->cards, R->cards - q->cards);
 	if (distance)
 		*distance = dist;

@@ -114,5 +114,6 @@ int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((fo
 int npl_cmd_list(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_show(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_diff(int argc, char **argv, struct npl_cli *cli);
 
 #endif
