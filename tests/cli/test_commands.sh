@@ -39,6 +39,20 @@ expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --explain
 grep -q -- '--tp-size 16 .*# rule tp-size: 2 dies per card x 8 cards' "$T/out" || fail "explain tp-size: $(grep tp-size "$T/out")"
 grep -q -- '--reasoning-parser kimi_k2 .*# model kimi-k2.6 recipes/kimi-k2.6/model.yaml:' "$T/out" || fail "explain parser"
 grep -q -- 'GLOO_SOCKET_IFNAME=<ifname> .*# site --ifname (rule socket-ifname)' "$T/out" || fail "explain ifname"
+# every layer shows in --explain: hardware, defaults, site values, overrides
+expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --explain --model-path /m \
+	--set mem-fraction-static=0.5 --env MY_FLAG=on --set bench:seed=7
+grep -q -- '--device npu .*# hardware ascend-a3 recipes/hardware/ascend-a3.yaml:' "$T/out" || fail "explain hardware"
+grep -q -- '--port 6688 .*# defaults recipes/defaults.yaml:' "$T/out" || fail "explain defaults"
+grep -q -- '--model-path /m .*# site --model-path (rule model-path)' "$T/out" || fail "explain site"
+grep -q -- '--mem-fraction-static 0.5 .*# override --set mem-fraction-static=0.5' "$T/out" || fail "explain override"
+grep -q -- 'MY_FLAG=on .*# override --env MY_FLAG=on' "$T/out" || fail "explain env override"
+grep -q -- '--seed 7 .*# override --set bench:seed=7' "$T/out" || fail "explain bench override"
+grep -q -- 'tune    vm.swappiness=0 .*# hardware ascend-a3' "$T/out" || fail "explain tuning"
+expect_rc 2 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --set tp-size=8
+expect_grep "$T/err" "--set tp-size=8 contradicts the rule tp-size: pd-mixed has 16"
+expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --set tp-size=8 --force --explain
+grep -q -- '--tp-size 8 .*# override --set tp-size=8' "$T/out" || fail "forced override"
 expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --json
 if command -v jq >/dev/null; then
 	expect_eq "$(jq -r '.format, .recipe.id, (.roles | map(.role) | join(","))' "$T/out" | tr '\n' ' ')" \
