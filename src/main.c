@@ -17,6 +17,8 @@ static const struct npl_command commands[] = {
 	{"show", npl_cmd_show, "show the plan of a recipe: roles, nodes, env, flags"},
 	{"render", npl_cmd_render, "write the launch scripts and manifest of a recipe"},
 	{"diff", npl_cmd_diff, "what differs between two recipes, per role"},
+	{"apply", npl_cmd_apply, "on a node: tune the host and launch this node's role"},
+	{"tune", npl_cmd_tune, "check, apply or revert the host tuning"},
 };
 
 static void usage(FILE *fp)

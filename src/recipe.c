@@ -758,6 +758,8 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 		return fail(c, v, "'%s' must be one line", key);
 	if (!strcmp(key, "version")) {
 		L->db_version = s.s;
+	} else if (!strcmp(key, "default_hardware")) {
+		L->default_hardware = s;
 	} else if (!strcmp(key, "id")) {
 		if (!is_id(s.s))
 			return fail(c, v, "'%s' is not an id (lowercase letters, digits, '.', '_', '-')", s.s);
@@ -836,6 +838,7 @@ static int f_scope_top(struct ctx *c, const struct npl_ynode *k, const struct np
 static const struct field top_fields[] = {
 	{"kind", K_ALL, NULL},
 	{"version", K_DEF, f_ident},
+	{"default_hardware", K_DEF, f_ident},
 	{"id", K_HW | K_MODEL, f_ident},
 	{"name", K_HW | K_MODEL, f_ident},
 	{"aliases", K_MODEL, f_ident},
@@ -1152,6 +1155,10 @@ int npl_db_link(struct npl_db *db, struct npl_diag *d)
 	    select_in_force(db, NPL_LAYER_MODEL, &db->models, &db->nmodels, d) ||
 	    select_in_force(db, NPL_LAYER_RECIPE, &db->recipes, &db->nrecipes, d))
 		rc = -1;
+	if (db->defaults && db->defaults->default_hardware.s &&
+	    !find_id(db->hardware, db->nhardware, db->defaults->default_hardware.s))
+		rc = npl_error(d, &db->defaults->default_hardware.loc, "unknown hardware profile '%s'",
+			       db->defaults->default_hardware.s);
 	for (i = 0; i < db->nrecipes; i++) {
 		struct npl_layer *R = db->recipes[i];
 		const char *best;
@@ -1231,6 +1238,13 @@ const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name)
 				return M;
 	}
 	return NULL;
+}
+
+const struct npl_layer *npl_db_default_hardware(const struct npl_db *db)
+{
+	const char *id = db->defaults ? db->defaults->default_hardware.s : NULL;
+
+	return id ? npl_db_hardware(db, id) : NULL;
 }
 
 const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *name)

@@ -115,6 +115,7 @@ struct ctx {
 	const struct npl_db *db;
 	const struct npl_layer *R, *hw, *model;
 	const struct npl_layer *layers[4];
+	int nlayers;
 	const struct npl_resolve_opts *o;
 	struct top t;
 	int rc;
@@ -240,7 +241,7 @@ static void merge_role(struct ctx *c, enum role r, struct merged *m)
 	int i, server = r <= ROLE_DECODE;
 
 	memset(m, 0, sizeof(*m));
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < c->nlayers; i++) {
 		const struct npl_layer *L = c->layers[i];
 
 		merge_scope(c, m, L, &L->scope[NPL_SCOPE_SERVER], 1, server);
@@ -273,7 +274,7 @@ static void merge_top(struct ctx *c)
 	int i, j, p;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < c->nlayers; i++) {
 		const struct npl_layer *L = c->layers[i];
 
 		if (L->governor_removed)
@@ -1234,6 +1235,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	c->layers[1] = c->hw;
 	c->layers[2] = c->model;
 	c->layers[3] = R;
+	c->nlayers = 4;
 	merge_top(c);
 	if (shapes(c, sh, &nsh))
 		goto out;
@@ -1288,4 +1290,31 @@ out:
 	npl_arena_release(&arena);
 	free(c);
 	return plan;
+}
+
+cJSON *npl_resolve_tuning(const struct npl_db *db, const struct npl_layer *hw, struct npl_diag *d)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	struct npl_arena arena;
+	cJSON *t = NULL;
+
+	if (!c)
+		npl_oom();
+	npl_arena_init(&arena);
+	c->a = &arena;
+	c->d = d;
+	c->db = db;
+	c->hw = hw;
+	if (!db->defaults || !hw) {
+		npl_error(d, NULL, "no hardware profile to tune for");
+	} else {
+		c->layers[0] = db->defaults;
+		c->layers[1] = hw;
+		c->nlayers = 2;
+		merge_top(c);
+		t = tuning_json(c);
+	}
+	npl_arena_release(&arena);
+	free(c);
+	return t;
 }

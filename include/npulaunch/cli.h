@@ -115,5 +115,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_show(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_diff(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli);
 
 #endif

@@ -56,6 +56,9 @@ struct npl_resolve_opts {
 cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *recipe,
 		   const struct npl_resolve_opts *o, struct npl_diag *d);
 
+/* The host tuning of a hardware profile alone (the defaults and the profile), as in a plan role. */
+cJSON *npl_resolve_tuning(const struct npl_db *db, const struct npl_layer *hw, struct npl_diag *d);
+
 /* ---- plan values ------------------------------------------------------ */
 
 /* One piece of a plan value: literal text, or a reference to a site value. */

@@ -155,6 +155,7 @@ struct npl_layer {
 
 	/* defaults */
 	const char *db_version;
+	struct npl_str default_hardware;   /* the profile `tune` uses without a recipe */
 	/* hardware */
 	struct npl_int dies_per_card, cards_per_node;
 	/* model */
@@ -204,6 +205,8 @@ int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *d
 const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id);
 /* The model whose id or name (case-insensitive) or alias is name, or NULL. */
 const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name);
+/* The hardware profile `tune` uses when no recipe is given (the defaults' default_hardware). */
+const struct npl_layer *npl_db_default_hardware(const struct npl_db *db);
 /* The hardware profile whose id or name (case-insensitive) is name, or NULL. */
 const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *name);
 

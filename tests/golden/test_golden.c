@@ -4,7 +4,8 @@
  * and compare what it launched -- flags, environment, unsets, governors,
  * sysctls, files sourced -- with tests/golden/expected/ID.json, which holds
  * what the seed page's own script launches (derived from the seed pages by
- * derive-expected.py, not by npulaunch).
+ * derive-expected.py, not by npulaunch). Then the same for `npulaunch apply
+ * --role ROLE ID` on each node, which must launch what the script does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,8 +23,6 @@
 #ifndef NPL_BIN
 #error "NPL_BIN must name the npulaunch binary"
 #endif
-
-static const char *SITE_MODEL, *SITE_DRAFT, *SITE_IFNAME;
 
 static cJSON *load_expected(const char *id)
 {
@@ -87,37 +87,24 @@ static void run_script(struct sim *s, const char *dir, const char *name, const c
 	}
 }
 
-static void golden(void **state)
+/* The site values the seed check gives: model, interface, draft model if used, addresses. */
+static int site_args(const cJSON *exp, char **argv, int n)
 {
-	const char *id = *state;
-	cJSON *exp = load_expected(id), *want = cJSON_GetObjectItemCaseSensitive(exp, "roles");
 	cJSON *site = cJSON_GetObjectItemCaseSensitive(exp, "site");
-	cJSON *ips = cJSON_GetObjectItemCaseSensitive(exp, "node_ips"), *got = cJSON_CreateObject();
+	cJSON *ips = cJSON_GetObjectItemCaseSensitive(exp, "node_ips");
 	const char *mode = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(exp, "meta"),
 							    "mode")->valuestring;
-	int disagg = !strcmp(mode, "PD Disaggregation");
-	char out[512], *argv[32];
-	char *manifest;
-	struct sim s;
-	int n = 0, i, rc;
+	int i;
 
-	SITE_MODEL = cJSON_GetObjectItemCaseSensitive(site, "model_path")->valuestring;
-	SITE_DRAFT = cJSON_GetObjectItemCaseSensitive(site, "draft_model_path")->valuestring;
-	SITE_IFNAME = cJSON_GetObjectItemCaseSensitive(site, "ifname")->valuestring;
-	assert_int_equal(sim_create(&s, 4, NPL_STUB), 0);
-	snprintf(out, sizeof(out), "%s/out", s.dir);
-	argv[n++] = NPL_BIN;
-	argv[n++] = "render";
-	argv[n++] = (char *)id;
 	argv[n++] = "--model-path";
-	argv[n++] = (char *)SITE_MODEL;
+	argv[n++] = cJSON_GetObjectItemCaseSensitive(site, "model_path")->valuestring;
 	argv[n++] = "--ifname";
-	argv[n++] = (char *)SITE_IFNAME;
-	if (uses_draft(want)) {
+	argv[n++] = cJSON_GetObjectItemCaseSensitive(site, "ifname")->valuestring;
+	if (uses_draft(cJSON_GetObjectItemCaseSensitive(exp, "roles"))) {
 		argv[n++] = "--draft-model-path";
-		argv[n++] = (char *)SITE_DRAFT;
+		argv[n++] = cJSON_GetObjectItemCaseSensitive(site, "draft_model_path")->valuestring;
 	}
-	if (disagg) {
+	if (!strcmp(mode, "PD Disaggregation")) {
 		argv[n++] = "--prefill-ip";
 		argv[n++] = cJSON_GetObjectItemCaseSensitive(site, "prefill_ip")->valuestring;
 		argv[n++] = "--decode-ip";
@@ -128,6 +115,99 @@ static void golden(void **state)
 			argv[n++] = cJSON_GetArrayItem(ips, i)->valuestring;
 		}
 	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* npulaunch apply --role ROLE ID on the node with address ip; merge what it launched into got. */
+static void apply_role(struct sim *s, const char *id, const cJSON *exp, const char *role, const char *ip,
+		       cJSON *got)
+{
+	char nodeip[128], journal[512], *argv[40], *err;
+	char *extra[] = {nodeip, "NPULAUNCH_WAIT_TIMEOUT=0", NULL};
+	cJSON *start, *sem, *r;
+	int n = 0, rc;
+
+	snprintf(nodeip, sizeof(nodeip), "NPULAUNCH_NODE_IP=%s", ip);
+	argv[n++] = NPL_BIN;
+	argv[n++] = "apply";
+	argv[n++] = "--role";
+	argv[n++] = (char *)role;
+	argv[n++] = (char *)id;
+	site_args(exp, argv, n);
+	assert_int_equal(sim_reset(s), 0);
+	snprintf(journal, sizeof(journal), "%s/run/npulaunch/tune-journal.json", s->root);
+	unlink(journal);
+	start = sim_base_env(s, extra);
+	rc = sim_run(s, argv, extra);
+	err = sim_slurp(s->err);
+	if (rc)
+		fprintf(stderr, "apply --role %s on %s: exit %d\n%s\n", role, ip, rc, err ? err : "");
+	assert_int_equal(rc, 0);
+	/* a server's apply journals the host before tuning it; the router tunes nothing */
+	if (strcmp(role, "router"))
+		assert_int_equal(access(journal, F_OK), 0);
+	else
+		assert_int_not_equal(access(journal, F_OK), 0);
+	free(err);
+	sem = sim_semantics(s, start);
+	cJSON_ArrayForEach(r, sem)
+		if (!cJSON_GetObjectItemCaseSensitive(got, r->string))
+			cJSON_AddItemToObject(got, r->string, cJSON_Duplicate(r, 1));
+	cJSON_Delete(sem);
+	cJSON_Delete(start);
+}
+
+static void golden_apply(void **state)
+{
+	const char *id = *state;
+	cJSON *exp = load_expected(id), *want = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(exp, "roles"), 1);
+	cJSON *site = cJSON_GetObjectItemCaseSensitive(exp, "site"), *got = cJSON_CreateObject(), *ip;
+	const char *mode = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(exp, "meta"),
+							    "mode")->valuestring;
+	struct sim s;
+
+	/* apply launches servers and the router; the benchmark is bench.sh's */
+	cJSON_DeleteItemFromObjectCaseSensitive(want, "bench");
+	assert_int_equal(sim_create(&s, 4, NPL_STUB), 0);
+	if (!strcmp(mode, "PD Disaggregation")) {
+		const char *p = cJSON_GetObjectItemCaseSensitive(site, "prefill_ip")->valuestring;
+		const char *d = cJSON_GetObjectItemCaseSensitive(site, "decode_ip")->valuestring;
+
+		apply_role(&s, id, exp, "prefill", p, got);
+		apply_role(&s, id, exp, "decode", d, got);
+		apply_role(&s, id, exp, "router", p, got);
+	} else {
+		cJSON_ArrayForEach(ip, cJSON_GetObjectItemCaseSensitive(exp, "node_ips"))
+			apply_role(&s, id, exp, "pd-mixed", ip->valuestring, got);
+	}
+	assert_int_equal(sim_compare(id, want, got), 0);
+	cJSON_Delete(got);
+	cJSON_Delete(want);
+	cJSON_Delete(exp);
+	sim_destroy(&s);
+}
+
+static void golden(void **state)
+{
+	const char *id = *state;
+	cJSON *exp = load_expected(id), *want = cJSON_GetObjectItemCaseSensitive(exp, "roles");
+	cJSON *site = cJSON_GetObjectItemCaseSensitive(exp, "site");
+	cJSON *ips = cJSON_GetObjectItemCaseSensitive(exp, "node_ips"), *got = cJSON_CreateObject();
+	const char *mode = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(exp, "meta"),
+							    "mode")->valuestring;
+	int disagg = !strcmp(mode, "PD Disaggregation");
+	char out[512], *argv[40];
+	char *manifest;
+	struct sim s;
+	int n = 0, rc;
+
+	assert_int_equal(sim_create(&s, 4, NPL_STUB), 0);
+	snprintf(out, sizeof(out), "%s/out", s.dir);
+	argv[n++] = NPL_BIN;
+	argv[n++] = "render";
+	argv[n++] = (char *)id;
+	n = site_args(exp, argv, n);
 	argv[n++] = "-o";
 	argv[n++] = out;
 	argv[n] = NULL;
@@ -183,7 +263,7 @@ int main(void)
 {
 	char path[1024], *index, *line, *save = NULL;
 	struct CMUnitTest tests[64];
-	size_t n = 0;
+	size_t n = 0, i;
 
 	snprintf(path, sizeof(path), "%s/INDEX", NPL_GOLDEN_DIR);
 	index = sim_slurp(path);
@@ -201,8 +281,14 @@ int main(void)
 		return 1;
 	}
 	{
-		int rc = _cmocka_run_group_tests("golden", tests, n, NULL, NULL);
+		struct CMUnitTest applies[64];
+		int rc;
 
+		for (i = 0; i < n; i++)
+			applies[i] = (struct CMUnitTest){tests[i].name, golden_apply, NULL, NULL,
+							 tests[i].initial_state};
+		rc = _cmocka_run_group_tests("render", tests, n, NULL, NULL);
+		rc |= _cmocka_run_group_tests("apply", applies, n, NULL, NULL);
 		free(index);
 		return rc;
 	}

@@ -1,9 +1,11 @@
 /*
  * stub_server.c: stands in for python3/python in the tests. It records its
  * argv and environment as one JSON line appended to $NPL_STUB_LOG and exits
- * with $NPL_STUB_EXIT (default 0). Installed under the names python3 and
+ * with $NPL_STUB_EXIT (default 0); also the CPUs it may run on. Installed under the names python3 and
  * python in a folder put first on PATH.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,18 @@ int main(int argc, char **argv)
 		memcpy(name, *e, (size_t)(eq - *e));
 		name[eq - *e] = '\0';
 		cJSON_AddStringToObject(env, name, eq + 1);
+	}
+	{
+		/* the CPUs it may run on, as a list "0,1,2" */
+		cpu_set_t set;
+		char cpus[4096] = "";
+		int c;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			for (c = 0; c < CPU_SETSIZE && strlen(cpus) < sizeof(cpus) - 16; c++)
+				if (CPU_ISSET(c, &set))
+					sprintf(cpus + strlen(cpus), "%s%d", *cpus ? "," : "", c);
+		cJSON_AddStringToObject(rec, "cpus", cpus);
 	}
 	cJSON_AddItemToObject(rec, "argv", av);
 	cJSON_AddItemToObject(rec, "env", env);

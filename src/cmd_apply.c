@@ -1,0 +1,788 @@
+/*
+ * cmd_apply.c: `npulaunch apply`: on a node, tune the host and launch this
+ * node's role: the same launch as the rendered script, without a script in
+ * between, and with a way back (tune --revert).
+ */
+#define _GNU_SOURCE /* execvpe, sched_setaffinity and the CPU_*_S macros */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/render.h"
+#include "npulaunch/tune.h"
+#include "npulaunch/util.h"
+
+extern char **environ;
+
+static void help(void)
+{
+	puts("usage: npulaunch apply [--role ROLE] [ID|QUERY|BUNDLE] [site values] [overrides]\n"
+	     "                       [--dry-run] [--root DIR] [--cpus LIST] [--journal FILE]\n"
+	     "\n"
+	     "Tune this host and launch this node's role of a recipe: the same launch as the\n"
+	     "rendered script (same tuning, unsets, sourced files, environment and argv), then\n"
+	     "exec the server. Inside a rendered bundle (a folder with manifest.json) no recipe\n"
+	     "is needed. The node is found by matching its addresses (NPULAUNCH_NODE_IP, else every\n"
+	     "local address) against the role's node list; --role may be left out when they\n"
+	     "belong to exactly one role. Site values not given are taken from the environment\n"
+	     "(MODEL_PATH, IFNAME, PREFILL_IPS=\"a b\", ...), as the scripts do. Nothing is changed\n"
+	     "before every check has passed; a failure before exec undoes the tuning.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --role ROLE     pd-mixed, prefill, decode, router or bench\n"
+	     "  --dry-run       print the tuning, environment and command; change nothing\n"
+	     "  --root DIR      treat DIR as / for the host's files and the Ascend env files\n"
+	     "                  (default: $NPULAUNCH_ROOT, else /)\n"
+	     "  --cpus LIST     also pin the server to these CPUs (0-63,128-191), which must be online\n"
+	     "  --journal FILE  the tuning journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
+	     "  site values, queries and overrides as for render\n"
+	     "  -h, --help      this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && sudo npulaunch apply --role decode\n"
+	     "  sudo npulaunch apply --role prefill kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms --site site.yaml\n"
+	     "  npulaunch apply kimi-k2.6 --tpot 20ms --model-path /m --draft-model-path /d --ifname eth0 --dry-run");
+}
+
+/* ---- the plan -------------------------------------------------------------- */
+
+static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
+{
+	size_t len;
+	char *text = npl_read_file(path, &len, &cli->diag);
+	cJSON *plan = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
+		if (!cli->diag.errors)
+			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
+				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);
+		npl_cli_flush(cli);
+		cJSON_Delete(plan);
+		*rc = NPL_EXIT_USAGE;
+		return NULL;
+	}
+	return plan;
+}
+
+/* The bundle's manifest path when arg names one (a folder with manifest.json, or a .json file). */
+static char *bundle_path(struct npl_cli *cli, const char *arg)
+{
+	struct stat st;
+	char *p;
+
+	if (!arg)
+		arg = ".";
+	if (npl_is_dir(arg)) {
+		p = npl_arena_printf(&cli->arena, "%s/manifest.json", arg);
+		return stat(p, &st) == 0 ? p : NULL;
+	}
+	if (npl_ends_with(arg, ".json") && stat(arg, &st) == 0)
+		return npl_arena_strdup(&cli->arena, arg);
+	return NULL;
+}
+
+/* Site values: the flags win over the plan's, the plan's over the environment's. */
+static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *flags)
+{
+	cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
+	int k, i;
+
+	if (!site) {
+		site = cJSON_CreateObject();
+		cJSON_AddItemToObject(plan, "site", site);
+	}
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *key = npl_site_key_name(k);
+		const struct npl_site_value *v = &flags->key[k];
+		cJSON *val = NULL;
+
+		if (v->n) {
+			if (npl_site_is_list(k)) {
+				val = cJSON_CreateArray();
+				for (i = 0; i < v->n; i++)
+					cJSON_AddItemToArray(val, cJSON_CreateString(v->v[i]));
+			} else {
+				val = cJSON_CreateString(v->v[0]);
+			}
+		} else if (!cJSON_GetObjectItemCaseSensitive(site, key)) {
+			const char *env = getenv(npl_site_var(k));
+			struct npl_site tmp;
+
+			if (!env || !*env)
+				continue;
+			/* validated as the flags are */
+			memset(&tmp, 0, sizeof(tmp));
+			if (npl_site_is_list(k)) {
+				char *copy = npl_arena_strdup(&cli->arena, env), *tok, *save = NULL;
+
+				for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+					if (npl_site_set(&tmp, &cli->arena, k, tok, NULL, &cli->diag))
+						break;
+				if (cli->diag.errors)
+					continue;
+				val = cJSON_CreateArray();
+				for (i = 0; i < tmp.key[k].n; i++)
+					cJSON_AddItemToArray(val, cJSON_CreateString(tmp.key[k].v[i]));
+			} else {
+				if (npl_site_set(&tmp, &cli->arena, k, env, NULL, &cli->diag))
+					continue;
+				val = cJSON_CreateString(tmp.key[k].v[0]);
+			}
+		}
+		if (val) {
+			cJSON_DeleteItemFromObjectCaseSensitive(site, key);
+			cJSON_AddItemToObject(site, key, val);
+		}
+	}
+}
+
+/* ---- this node --------------------------------------------------------------- */
+
+struct addrs {
+	char (*v)[INET6_ADDRSTRLEN];
+	int n;
+};
+
+static void local_addresses(struct addrs *a)
+{
+	const char *forced = getenv("NPULAUNCH_NODE_IP");
+	struct ifaddrs *ifa, *p;
+	int n = 0;
+
+	a->n = 0;
+	if (forced && *forced) {
+		a->v = calloc(1, sizeof(*a->v));
+		if (!a->v)
+			npl_oom();
+		if (npl_ip_canonical(forced, a->v[0], sizeof(a->v[0])))
+			snprintf(a->v[0], sizeof(a->v[0]), "%s", forced);
+		a->n = 1;
+		return;
+	}
+	if (getifaddrs(&ifa) != 0) {
+		a->v = NULL;
+		return;
+	}
+	for (p = ifa; p; p = p->ifa_next)
+		n++;
+	a->v = calloc((size_t)n + 1, sizeof(*a->v));
+	if (!a->v)
+		npl_oom();
+	for (p = ifa; p; p = p->ifa_next) {
+		const void *bin;
+
+		if (!p->ifa_addr)
+			continue;
+		if (p->ifa_addr->sa_family == AF_INET)
+			bin = &((const struct sockaddr_in *)(const void *)p->ifa_addr)->sin_addr;
+		else if (p->ifa_addr->sa_family == AF_INET6)
+			bin = &((const struct sockaddr_in6 *)(const void *)p->ifa_addr)->sin6_addr;
+		else
+			continue;
+		if (inet_ntop(p->ifa_addr->sa_family, bin, a->v[a->n], sizeof(a->v[0])))
+			a->n++;
+	}
+	freeifaddrs(ifa);
+}
+
+static const char *addrs_text(struct npl_cli *cli, const struct addrs *a)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *s;
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		npl_buf_printf(&b, "%s%s", i ? " " : "", a->v[i]);
+	s = npl_arena_strdup(&cli->arena, a->n ? npl_buf_str(&b) : "no address");
+	npl_buf_release(&b);
+	return s;
+}
+
+/* This node's index in the role's node list, -1 when none matches, -2 when the list is not known. */
+static int node_of(const cJSON *role, const struct npl_site *site, const struct addrs *a)
+{
+	const char *list = npl_json_str(role, "node_list");
+	const struct npl_site_value *v;
+	int k, i, j;
+
+	if (!list)
+		return 0;
+	k = npl_site_key_from_name(list);
+	v = &site->key[k];
+	if (v->n < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")))
+		return -2;
+	for (i = 0; i < v->n; i++)
+		for (j = 0; j < a->n; j++)
+			if (!strcmp(v->v[i], a->v[j]))
+				return i;
+	return -1;
+}
+
+/* ---- the environment ------------------------------------------------------------ */
+
+struct env {
+	char **v;
+	int n, cap;
+};
+
+static void env_set(struct env *e, const char *name, const char *value)
+{
+	size_t nl = strlen(name);
+	char *entry = malloc(nl + strlen(value) + 2);
+	int i;
+
+	if (!entry)
+		npl_oom();
+	sprintf(entry, "%s=%s", name, value);
+	for (i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
+			free(e->v[i]);
+			e->v[i] = entry;
+			return;
+		}
+	if (e->n + 1 >= e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 64;
+		e->v = realloc(e->v, (size_t)e->cap * sizeof(*e->v));
+		if (!e->v)
+			npl_oom();
+	}
+	e->v[e->n++] = entry;
+	e->v[e->n] = NULL;
+}
+
+static void env_unset(struct env *e, const char *name)
+{
+	size_t nl = strlen(name);
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
+			free(e->v[i]);
+			e->v[i] = e->v[--e->n];
+			e->v[e->n] = NULL;
+			return;
+		}
+}
+
+static const char *env_get(const struct env *e, const char *name)
+{
+	size_t nl = strlen(name);
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=')
+			return e->v[i] + nl + 1;
+	return NULL;
+}
+
+static void env_from(struct env *e, char **src)
+{
+	memset(e, 0, sizeof(*e));
+	for (; src && *src; src++) {
+		char *eq = strchr(*src, '=');
+
+		if (eq) {
+			char *name = strndup(*src, (size_t)(eq - *src));
+
+			if (!name)
+				npl_oom();
+			env_set(e, name, eq + 1);
+			free(name);
+		}
+	}
+	if (!e->v) {
+		e->cap = 8;
+		e->v = calloc((size_t)e->cap, sizeof(*e->v));
+		if (!e->v)
+			npl_oom();
+	}
+}
+
+static void env_release(struct env *e)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Source the files in bash, as the scripts do, and take the environment it leaves. */
+static int source_files(struct env *e, const char *const *files, int n, struct npl_diag *d)
+{
+	const char *prog = "for f; do . \"$f\"; done; command -p env -0 >&3";
+	char **argv = calloc((size_t)n + 5, sizeof(*argv));
+	struct npl_buf out = NPL_BUF_INIT;
+	const char *shlvl = env_get(e, "SHLVL");
+	char *keep_shlvl = shlvl ? strdup(shlvl) : NULL;
+	int fds[2], status, i;
+	pid_t pid;
+
+	if (!argv)
+		npl_oom();
+	argv[0] = "bash";
+	argv[1] = "-c";
+	argv[2] = (char *)prog;
+	argv[3] = "bash";
+	for (i = 0; i < n; i++)
+		argv[4 + i] = (char *)files[i];
+	if (pipe(fds)) {
+		free(argv);
+		free(keep_shlvl);
+		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(argv);
+		free(keep_shlvl);
+		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		/* what the files print goes to stderr; the environment comes back on fd 3 */
+		close(fds[0]);
+		if (fds[1] != 3) {
+			dup2(fds[1], 3);
+			close(fds[1]);
+		}
+		dup2(2, 1);
+		execvpe("bash", argv, e->v);
+		_exit(127);
+	}
+	close(fds[1]);
+	for (;;) {
+		char buf[65536];
+		ssize_t r = read(fds[0], buf, sizeof(buf));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		npl_buf_add(&out, buf, (size_t)r);
+	}
+	close(fds[0]);
+	free(argv);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !out.len) {
+		npl_buf_release(&out);
+		free(keep_shlvl);
+		return npl_error(d, NULL, "sourcing the env files failed (bash exited %d)",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	env_release(e);
+	memset(e, 0, sizeof(*e));
+	{
+		const char *p = out.data, *end = out.data + out.len;
+
+		while (p < end) {
+			size_t len = strnlen(p, (size_t)(end - p));
+			const char *eq = memchr(p, '=', len);
+
+			if (eq) {
+				char *name = strndup(p, (size_t)(eq - p)), *val = strndup(eq + 1, len - (size_t)(eq - p) - 1);
+
+				if (!name || !val)
+					npl_oom();
+				env_set(e, name, val);
+				free(name);
+				free(val);
+			}
+			p += len + 1;
+		}
+	}
+	/* bash's own bookkeeping is not the recipe's */
+	env_unset(e, "_");
+	if (keep_shlvl)
+		env_set(e, "SHLVL", keep_shlvl);
+	else
+		env_unset(e, "SHLVL");
+	free(keep_shlvl);
+	npl_buf_release(&out);
+	return 0;
+}
+
+/* ---- apply ------------------------------------------------------------------------ */
+
+/* Resolve a plan value; on a missing site value, say what to set. */
+static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *site, int *bad)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	int missing = -1;
+
+	if (npl_pval_resolve(&b, pv, site, &missing)) {
+		if (!(*bad & (1 << missing)))
+			npl_error(&cli->diag, NULL, "%s is not set: give --%s, export %s, or render with --%s",
+				  npl_site_key_name(missing), npl_site_key_name(missing), npl_site_var(missing),
+				  npl_site_key_name(missing));
+		*bad |= 1 << missing;
+		npl_buf_release(&b);
+		return NULL;
+	}
+	return npl_buf_detach(&b);
+}
+
+static void print_word(FILE *fp, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	npl_shell_quote(&b, s);
+	fputs(npl_buf_str(&b), fp);
+	npl_buf_release(&b);
+}
+
+int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"role", required_argument, NULL, 'r'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"root", required_argument, NULL, 'R'},
+		{"cpus", required_argument, NULL, 'c'},
+		{"journal", required_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_tune t;
+	struct npl_site site;
+	struct env env = {0};
+	struct addrs addrs = {0};
+	const char *role_name = NULL, *root = getenv("NPULAUNCH_ROOT"), *journal = NULL, *cpus = NULL;
+	const char *manifest, *arg;
+	const cJSON *role = NULL, *node, *it;
+	cJSON *plan = NULL;
+	char **args = NULL, **files = NULL;
+	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, nargs = 0, nfiles = 0, tuned = 0, journal_new = 0;
+	char *jpath = NULL;
+	cpu_set_t *mask = NULL;
+	size_t masksz = 0;
+
+	memset(&ro, 0, sizeof(ro));
+	memset(&t, 0, sizeof(t));
+	memset(&site, 0, sizeof(site));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': role_name = optarg; break;
+		case 'n': dry = 1; break;
+		case 'R': root = optarg; break;
+		case 'c': cpus = optarg; break;
+		case 'J': journal = optarg; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("apply", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("apply", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if (root && root[0] != '/') {
+		rc = npl_cli_usage_error("apply", "--root must be an absolute path, not '%s'", root);
+		goto out;
+	}
+	if (root && !strcmp(root, "/"))
+		root = NULL;
+	arg = optind < argc ? argv[optind] : NULL;
+	if ((rc = npl_cli_site(cli, &ro)))
+		goto out;
+
+	/* the plan: a rendered bundle, or a recipe resolved here */
+	manifest = bundle_path(cli, arg);
+	if (manifest) {
+		if (npl_cli_has_query(&ro) || ro.nov) {
+			rc = npl_cli_usage_error("apply", "a bundle's plan is fixed: render it again to change the recipe or its flags");
+			goto out;
+		}
+		if (!(plan = read_manifest(cli, manifest, &rc)))
+			goto out;
+	} else if (arg) {
+		struct npl_db db;
+		cJSON *sel = NULL;
+		const struct npl_layer *R;
+
+		if ((rc = npl_cli_open_db(cli, &db)))
+			goto out;
+		if (!(R = npl_cli_pick(cli, &db, arg, &ro, &sel, &rc)))
+			goto out;
+		if (!(plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc)))
+			goto out;
+	} else {
+		rc = npl_cli_usage_error("apply", "which recipe? give an id or a query, or run it in a rendered bundle (a folder with manifest.json)");
+		goto out;
+	}
+	merge_site(cli, plan, &ro.site);
+	if (cli->diag.errors) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	npl_plan_site(plan, &site, &cli->arena);
+	local_addresses(&addrs);
+
+	/* the role: named, or the one this node's address belongs to */
+	if (role_name) {
+		role = npl_plan_role(plan, role_name);
+		if (!role) {
+			struct npl_buf b = NPL_BUF_INIT;
+
+			cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
+				npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
+			rc = npl_cli_usage_error("apply", "recipe '%s' has no role '%s' (its roles: %s)",
+						 npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"),
+						 role_name, npl_buf_str(&b));
+			npl_buf_release(&b);
+			goto out;
+		}
+	} else {
+		const cJSON *only = NULL;
+		int matches = 0, servers_without_list = 0;
+		struct npl_buf b = NPL_BUF_INIT;
+
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+			const char *prog = npl_json_str(it, "program");
+
+			if (!prog || strcmp(prog, "server"))
+				continue;
+			if (!npl_json_str(it, "node_list")) {
+				servers_without_list++;
+				only = only ? only : it;
+				continue;
+			}
+			if (node_of(it, &site, &addrs) >= 0) {
+				matches++;
+				role = it;
+				npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
+			}
+		}
+		if (matches > 1) {
+			rc = npl_cli_usage_error("apply", "this node (%s) is in the lists of %s: say which with --role",
+						 addrs_text(cli, &addrs), npl_buf_str(&b));
+			npl_buf_release(&b);
+			goto out;
+		}
+		npl_buf_release(&b);
+		if (!matches && servers_without_list == 1)
+			role = only;
+		if (!role) {
+			rc = npl_cli_usage_error("apply", "this node (%s) is in no role's list: say which with --role, or give the addresses (--node-ip, --prefill-ip, --decode-ip)",
+						 addrs_text(cli, &addrs));
+			goto out;
+		}
+		role_name = npl_json_str(role, "role");
+	}
+	idx = node_of(role, &site, &addrs);
+	if (idx == -2) {
+		const char *list = npl_json_str(role, "node_list");
+		int k = npl_site_key_from_name(list);
+
+		rc = NPL_EXIT_USAGE;
+		npl_error(&cli->diag, NULL, "%s needs %d address%s in rank order: give --%s once per node, or export %s='ADDRESS ...'",
+			  list, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")),
+			  cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")) == 1 ? "" : "es",
+			  list, npl_site_var(k));
+		npl_cli_flush(cli);
+		goto out;
+	}
+	if (idx < 0) {
+		const char *list = npl_json_str(role, "node_list");
+		const struct npl_site_value *v = &site.key[npl_site_key_from_name(list)];
+		struct npl_buf b = NPL_BUF_INIT;
+
+		for (int i = 0; i < v->n; i++)
+			npl_buf_printf(&b, "%s%s", i ? " " : "", v->v[i]);
+		npl_error(&cli->diag, NULL, "this host (%s) is not in the %s list (%s): run it on one of those nodes, or set NPULAUNCH_NODE_IP",
+			  addrs_text(cli, &addrs), list, npl_buf_str(&b));
+		npl_buf_release(&b);
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), idx);
+
+	/* everything the launch needs, resolved before anything changes */
+	args = calloc(1024, sizeof(*args));
+	files = calloc(64, sizeof(*files));
+	if (!args || !files)
+		npl_oom();
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "launch"))
+		if (nargs < 1000 && (args[nargs] = value(cli, it->valuestring, &site, &bad)))
+			nargs++;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
+		const cJSON *v;
+
+		if (nargs < 1000)
+			args[nargs++] = strdup(npl_json_str(it, "flag"));
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values"))
+			if (nargs < 1000 && (args[nargs] = value(cli, v->valuestring, &site, &bad)))
+				nargs++;
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "source")) {
+		char *p = value(cli, npl_json_str(it, "path"), &site, &bad);
+
+		if (p && nfiles < 63) {
+			files[nfiles] = root ? npl_arena_printf(&cli->arena, "%s%s", root, p) : npl_arena_strdup(&cli->arena, p);
+			if (!dry && access(files[nfiles], R_OK) != 0)
+				npl_error(&cli->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)",
+					  files[nfiles], strerror(errno));
+			nfiles++;
+		}
+		free(p);
+	}
+	{
+		/* the values of the environment, checked now */
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env"))
+			free(value(cli, npl_json_str(it, "value"), &site, &bad));
+	}
+	if (cpus) {
+		unsigned char *want = calloc(65536, 1), *online = calloc(65536, 1);
+		int i, n;
+
+		if (!want || !online)
+			npl_oom();
+		if (npl_cpu_list_parse(cpus, want, 65536)) {
+			npl_error(&cli->diag, NULL, "--cpus '%s' is not a CPU list (like 0-63,128-191)", cpus);
+		} else if ((n = npl_cpus_online(root ? root : "", online, 65536, &cli->diag)) > 0) {
+			mask = CPU_ALLOC(65536);
+			masksz = CPU_ALLOC_SIZE(65536);
+			if (!mask)
+				npl_oom();
+			CPU_ZERO_S(masksz, mask);
+			for (i = 0; i < 65536; i++) {
+				if (!want[i])
+					continue;
+				if (!online[i]) {
+					npl_error(&cli->diag, NULL, "--cpus: CPU %d is not online", i);
+					break;
+				}
+				CPU_SET_S((size_t)i, masksz, mask);
+			}
+		}
+		free(want);
+		free(online);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(role, "tuning") &&
+	    npl_tune_collect(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, &cli->diag) != 0)
+		bad |= 1 << 30;
+	if (cli->diag.errors) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: apply: nothing was changed\n");
+		rc = bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
+		goto out;
+	}
+	npl_cli_flush(cli);
+
+	if (dry) {
+		int i;
+
+		printf("# npulaunch apply --dry-run: %s of %s, node %d%s%s\n", role_name,
+		       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), idx,
+		       addrs.n ? " at " : "", addrs.n ? addrs.v[0] : "");
+		for (i = 0; i < t.n; i++)
+			printf("tune %s  %.*s -> %s%s\n", t.v[i].path, (int)strcspn(t.v[i].current, "\n"),
+			       t.v[i].current, t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
+			printf("unset %s\n", npl_json_str(it, "name"));
+		for (i = 0; i < nfiles; i++) {
+			fputs("source ", stdout);
+			print_word(stdout, files[i]);
+			putchar('\n');
+		}
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+			char *v = value(cli, npl_json_str(it, "value"), &site, &bad);
+
+			printf("export %s=", npl_json_str(it, "name"));
+			print_word(stdout, v ? v : "");
+			putchar('\n');
+			free(v);
+		}
+		if (cpus)
+			printf("cpus %s\n", cpus);
+		fputs("exec", stdout);
+		for (i = 0; i < nargs; i++) {
+			putchar(' ');
+			print_word(stdout, args[i]);
+		}
+		putchar('\n');
+		goto out;
+	}
+
+	/* from here on the host changes: tune, then the environment, then exec */
+	jpath = npl_tune_journal_path(root, journal);
+	journal_new = access(jpath, F_OK) != 0;
+	if (t.n && npl_tune_apply(&t, journal, &tuned, &cli->diag)) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: apply: the tuning was undone; nothing was launched\n");
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	env_from(&env, environ);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
+		env_unset(&env, npl_json_str(it, "name"));
+	if (nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
+		goto fail;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		char *v = value(cli, npl_json_str(it, "value"), &site, &bad);
+
+		env_set(&env, npl_json_str(it, "name"), v ? v : "");
+		free(v);
+	}
+	if (mask && sched_setaffinity(0, masksz, mask) != 0) {
+		npl_error(&cli->diag, NULL, "cannot pin to CPUs %s: %s", cpus, strerror(errno));
+		goto fail;
+	}
+	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; exec %s\n", role_name, idx,
+		npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), tuned,
+		tuned == 1 ? "" : "s", args[0]);
+	fflush(NULL);
+	{
+		/* PATH of the environment the server gets decides which program runs */
+		const char *path = env_get(&env, "PATH");
+
+		if (path)
+			setenv("PATH", path, 1);
+	}
+	execvpe(args[0], args, env.v);
+	npl_error(&cli->diag, NULL, "cannot run %s: %s", args[0], strerror(errno));
+fail:
+	npl_cli_flush(cli);
+	if (tuned) {
+		npl_tune_undo(&t, &cli->diag);
+		if (journal_new)
+			unlink(jpath);
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: apply: the tuning was undone\n");
+	}
+	rc = NPL_EXIT_FAIL;
+out:
+	if (args)
+		for (int i = 0; i < nargs; i++)
+			free(args[i]);
+	free(args);
+	free(files);
+	free(jpath);
+	if (mask)
+		CPU_FREE(mask);
+	free(addrs.v);
+	env_release(&env);
+	npl_tune_release(&t);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

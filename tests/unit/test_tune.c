@@ -1,0 +1,408 @@
+/*
+ * test_tune.c: host tuning against fake roots: 1024 CPUs applied, checked and
+ * reverted byte for byte; a second apply keeps the first journal; no
+ * cpufreq; a read-only file; the debugfs location of
+ * sched_migration_cost_ns; a governor the CPUs do not offer; a write that
+ * fails part-way (undone); revert without a journal; CPU lists.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/tune.h"
+
+struct fx {
+	struct sim s;
+	struct npl_arena a;
+	struct npl_diag d;
+	struct npl_db db;
+	cJSON *tuning;
+	struct npl_tune t;
+};
+
+/* A simulated host of n CPUs and the shipped A3 profile's tuning. */
+static struct fx *make(int ncpus)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	assert_int_equal(sim_create(&f->s, ncpus, NPL_STUB), 0);
+	npl_arena_init(&f->a);
+	assert_int_equal(npl_db_open(&f->db, &f->a, NULL, 0, &f->d), 0);
+	f->tuning = npl_resolve_tuning(&f->db, npl_db_default_hardware(&f->db), &f->d);
+	assert_non_null(f->tuning);
+	return f;
+}
+
+static void drop(struct fx *f)
+{
+	npl_tune_release(&f->t);
+	cJSON_Delete(f->tuning);
+	npl_diag_release(&f->d);
+	npl_arena_release(&f->a);
+	sim_destroy(&f->s);
+	free(f);
+}
+
+static const char *msg(struct fx *f, int i)
+{
+	static char buf[2048];
+	char *s;
+
+	assert_true(i < f->d.n);
+	s = npl_diag_format(&f->d, &f->d.v[i], 0);
+	snprintf(buf, sizeof(buf), "%s", s);
+	free(s);
+	return buf;
+}
+
+static char *at(struct fx *f, const char *rel)
+{
+	static char buf[4][1024];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s%s", f->s.root, rel);
+	return buf[k];
+}
+
+/* Every file of the fake root's sys and proc trees, with contents, one string. */
+static char *snapshot(struct fx *f)
+{
+	char cmd[1024];
+	FILE *p;
+	char *out = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&out, &n);
+	char buf[4096];
+	size_t r;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && find sys proc -type f -print0 | sort -z | xargs -0 -r tail -v -n +1", f->s.root);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((r = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, r, m);
+	pclose(p);
+	fclose(m);
+	return out;
+}
+
+static void test_1024_cpus_apply_check_revert(void **state)
+{
+	struct fx *f = make(1024);
+	char *before, *after, *journal1, *journal2, *jpath;
+	int changed, restored;
+
+	(void)state;
+	before = snapshot(f);
+	/* before: everything differs */
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(f->t.cpus, 1024);
+	assert_int_equal(f->t.cpufreq, 1);
+	assert_int_equal(f->t.n, 1024 + 3);
+	assert_int_equal(npl_tune_differences(&f->t), 1027);
+	assert_string_equal(f->t.v[1023].name, "cpu1023 governor");
+	assert_string_equal(f->t.v[1024].name, "vm.swappiness");
+	assert_string_equal(f->t.v[1024].path, at(f, "/proc/sys/vm/swappiness"));
+	assert_string_equal(f->t.v[1024].current, "60\n");
+	/* apply: journal first, then every file */
+	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
+	assert_int_equal(changed, 1027);
+	jpath = npl_tune_journal_path(f->s.root, NULL);
+	journal1 = sim_slurp(jpath);
+	assert_non_null(journal1);
+	assert_non_null(strstr(journal1, "\"contents\":\t\"schedutil\\n\""));
+	after = sim_slurp(at(f, "/sys/devices/system/cpu/cpu777/cpufreq/scaling_governor"));
+	assert_string_equal(after, "performance\n");
+	free(after);
+	after = sim_slurp(at(f, "/proc/sys/kernel/sched_migration_cost_ns"));
+	assert_string_equal(after, "50000\n");
+	free(after);
+	/* check: now it matches */
+	npl_tune_release(&f->t);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(npl_tune_differences(&f->t), 0);
+	/* a second apply changes nothing and keeps the first journal */
+	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
+	assert_int_equal(changed, 0);
+	journal2 = sim_slurp(jpath);
+	assert_string_equal(journal1, journal2);
+	/* revert: byte for byte, and the journal is gone */
+	assert_int_equal(npl_tune_revert(f->s.root, NULL, &restored, &f->d), 0);
+	assert_int_equal(restored, 1027);
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	assert_int_not_equal(access(jpath, F_OK), 0);
+	assert_int_equal(f->d.errors, 0);
+	free(before);
+	free(after);
+	free(journal1);
+	free(journal2);
+	free(jpath);
+	drop(f);
+}
+
+static void test_no_cpufreq(void **state)
+{
+	struct fx *f = make(4);
+	char cmd[1024];
+	int changed;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/sys/devices/system/cpu/cpu*/cpufreq", f->s.root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(f->t.cpufreq, 0);
+	assert_int_equal(f->t.n, 3);
+	assert_int_equal(f->d.warnings, 1);
+	assert_int_equal(f->d.errors, 0);
+	snprintf(cmd, sizeof(cmd), "%s/sys/devices/system/cpu: warning: no cpufreq for any of the 4 online CPUs (a VM or a container?): the governor stays as it is",
+		 f->s.root);
+	assert_string_equal(msg(f, 0), cmd);
+	/* the sysctls are still tuned */
+	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
+	assert_int_equal(changed, 3);
+	drop(f);
+}
+
+static void test_debugfs_location(void **state)
+{
+	struct fx *f = make(2);
+	char *v;
+	int changed;
+
+	(void)state;
+	/* Linux 5.13 and later: not in procfs but in debugfs */
+	assert_int_equal(unlink(at(f, "/proc/sys/kernel/sched_migration_cost_ns")), 0);
+	assert_int_equal(sim_write(at(f, "/sys/kernel/debug/sched/migration_cost_ns"), "500000\n"), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_string_equal(f->t.v[4].name, "kernel.sched_migration_cost_ns");
+	assert_string_equal(f->t.v[4].path, at(f, "/sys/kernel/debug/sched/migration_cost_ns"));
+	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
+	v = sim_slurp(at(f, "/sys/kernel/debug/sched/migration_cost_ns"));
+	assert_string_equal(v, "50000\n");
+	free(v);
+	/* neither: an error that says where it looked and what to do */
+	assert_int_equal(unlink(at(f, "/sys/kernel/debug/sched/migration_cost_ns")), 0);
+	npl_tune_release(&f->t);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), -1);
+	{
+		char want[2048];
+
+		snprintf(want, sizeof(want), "error: sysctl kernel.sched_migration_cost_ns: none of %s, %s exists (since Linux 5.13 it lives in debugfs: mount -t debugfs none /sys/kernel/debug)",
+			 at(f, "/proc/sys/kernel/sched_migration_cost_ns"), at(f, "/sys/kernel/debug/sched/migration_cost_ns"));
+		assert_string_equal(msg(f, f->d.n - 1), want);
+	}
+	drop(f);
+}
+
+static void test_unknown_governor(void **state)
+{
+	struct fx *f = make(8);
+	char path[1024], want[2048];
+	int c;
+
+	(void)state;
+	for (c = 0; c < 8; c++) {
+		snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cpufreq/scaling_available_governors",
+			 f->s.root, c);
+		assert_int_equal(sim_write(path, "schedutil powersave\n"), 0);
+	}
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), -1);
+	/* three named, the rest counted */
+	assert_int_equal(f->d.errors, 4);
+	snprintf(want, sizeof(want), "%s/sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors: error: cpu0 does not offer the governor 'performance' (it offers: schedutil powersave)",
+		 f->s.root);
+	assert_string_equal(msg(f, 0), want);
+	assert_string_equal(msg(f, 3), "error: 5 more CPUs do not offer the governor 'performance'");
+	drop(f);
+}
+
+/* Collect as the user nobody; 0 when the read-only file was refused as it should be. */
+static int readonly_as_nobody(struct fx *f)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_tune t;
+	char want[1024];
+	int rc;
+
+	if (getuid() == 0 && (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
+		return 10;
+	rc = npl_tune_collect(&t, f->tuning, f->s.root, &d);
+	if (rc != -1 || d.errors != 1)
+		return 11;
+	snprintf(want, sizeof(want), "%s: error: cannot write vm.swappiness: Permission denied",
+		 at(f, "/proc/sys/vm/swappiness"));
+	{
+		char *s = npl_diag_format(&d, &d.v[0], 0);
+
+		rc = strcmp(s, want) ? 12 : 0;
+		if (rc)
+			fprintf(stderr, "got: %s\nwant: %s\n", s, want);
+		free(s);
+	}
+	npl_tune_release(&t);
+	npl_diag_release(&d);
+	return rc;
+}
+
+static void test_readonly_file(void **state)
+{
+	struct fx *f = make(2);
+	char cmd[1024];
+	char *before;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	/* root may write a 0444 file, so a root run checks this as the user nobody */
+	snprintf(cmd, sizeof(cmd), "chmod -R a+rwX '%s' && chmod 0444 '%s'", f->s.dir,
+		 at(f, "/proc/sys/vm/swappiness"));
+	assert_int_equal(system(cmd), 0);
+	before = snapshot(f);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(readonly_as_nobody(f));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* nothing changed, no journal */
+	{
+		char *after = snapshot(f), *jpath = npl_tune_journal_path(f->s.root, NULL);
+
+		assert_string_equal(before, after);
+		assert_int_not_equal(access(jpath, F_OK), 0);
+		free(after);
+		free(jpath);
+	}
+	free(before);
+	drop(f);
+}
+
+static void test_failure_part_way_is_undone(void **state)
+{
+	struct fx *f = make(16);
+	char *before, *after, *jpath;
+	int changed = -1;
+
+	(void)state;
+	/* numa_balancing opens for writing but every write fails (ENOSPC) */
+	assert_int_equal(unlink(at(f, "/proc/sys/kernel/numa_balancing")), 0);
+	assert_int_equal(symlink("/dev/full", at(f, "/proc/sys/kernel/numa_balancing")), 0);
+	before = snapshot(f);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), -1);
+	{
+		char want[1024];
+
+		snprintf(want, sizeof(want), "%s: error: cannot write kernel.numa_balancing: No space left on device",
+			 at(f, "/proc/sys/kernel/numa_balancing"));
+		assert_string_equal(msg(f, 0), want);
+	}
+	/* the 16 governors and swappiness it had written are back; no journal left */
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	jpath = npl_tune_journal_path(f->s.root, NULL);
+	assert_int_not_equal(access(jpath, F_OK), 0);
+	free(jpath);
+	free(before);
+	free(after);
+	drop(f);
+}
+
+static void test_revert_without_journal(void **state)
+{
+	struct fx *f = make(1);
+	char want[1024];
+	int n;
+
+	(void)state;
+	assert_int_equal(npl_tune_revert(f->s.root, NULL, &n, &f->d), -1);
+	snprintf(want, sizeof(want), "%s/run/npulaunch/tune-journal.json: error: no tuning journal: nothing to revert",
+		 f->s.root);
+	assert_string_equal(msg(f, 0), want);
+	/* a file that is not a journal is refused, and left alone */
+	assert_int_equal(sim_write(at(f, "/run/npulaunch/tune-journal.json"), "{\"x\": 1}"), 0);
+	assert_int_equal(npl_tune_revert(f->s.root, NULL, &n, &f->d), -1);
+	assert_int_equal(access(at(f, "/run/npulaunch/tune-journal.json"), F_OK), 0);
+	drop(f);
+}
+
+static void test_online_list(void **state)
+{
+	struct fx *f = make(8);
+	unsigned char set[64];
+
+	(void)state;
+	assert_int_equal(npl_cpu_list_parse("0-3,8,10-11", set, 64), 0);
+	assert_true(set[0] && set[3] && !set[4] && set[8] && !set[9] && set[10] && set[11] && !set[12]);
+	assert_int_equal(npl_cpu_list_parse("0-3\n", set, 64), 0);
+	assert_int_equal(npl_cpu_list_parse("3-1", set, 64), -1);
+	assert_int_equal(npl_cpu_list_parse("a", set, 64), -1);
+	assert_int_equal(npl_cpu_list_parse("", set, 64), -1);
+	assert_int_equal(npl_cpu_list_parse("64", set, 64), -1);
+	assert_int_equal(npl_cpu_list_parse("1,,2", set, 64), -1);
+	/* offline CPUs are left alone */
+	assert_int_equal(sim_write(at(f, "/sys/devices/system/cpu/online"), "0-1,4\n"), 0);
+	assert_int_equal(npl_cpus_online(f->s.root, set, 64, &f->d), 3);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(f->t.n, 3 + 3);
+	assert_string_equal(f->t.v[2].name, "cpu4 governor");
+	/* without an online list, every cpuN folder */
+	assert_int_equal(unlink(at(f, "/sys/devices/system/cpu/online")), 0);
+	assert_int_equal(npl_cpus_online(f->s.root, set, 64, &f->d), 8);
+	drop(f);
+}
+
+static void test_json(void **state)
+{
+	struct fx *f = make(2);
+	cJSON *j;
+
+	(void)state;
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	j = npl_tune_json(&f->t);
+	assert_int_equal(npl_json_int(j, "differences", -1), 5);
+	assert_int_equal(npl_json_int(j, "cpus", -1), 2);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "cpufreq")));
+	{
+		const cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "items"), 2);
+
+		assert_string_equal(npl_json_str(it, "name"), "vm.swappiness");
+		assert_string_equal(npl_json_str(it, "current"), "60");
+		assert_string_equal(npl_json_str(it, "wanted"), "0");
+		assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(it, "ok")));
+	}
+	cJSON_Delete(j);
+	drop(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_1024_cpus_apply_check_revert),
+		cmocka_unit_test(test_no_cpufreq),
+		cmocka_unit_test(test_debugfs_location),
+		cmocka_unit_test(test_unknown_governor),
+		cmocka_unit_test(test_readonly_file),
+		cmocka_unit_test(test_failure_part_way_is_undone),
+		cmocka_unit_test(test_revert_without_journal),
+		cmocka_unit_test(test_online_list),
+		cmocka_unit_test(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
