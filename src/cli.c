@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npulaunch/cli.h"
 #include "npulaunch/util.h"
@@ -480,6 +481,181 @@ cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struc
 	if (selection)
 		cJSON_AddItemToObject(plan, "selection", selection);
 	return plan;
+}
+
+static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
+{
+	size_t len;
+	char *text = npl_read_file(path, &len, &cli->diag);
+	cJSON *plan = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
+		if (!cli->diag.errors)
+			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
+				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);
+		npl_cli_flush(cli);
+		cJSON_Delete(plan);
+		*rc = NPL_EXIT_USAGE;
+		return NULL;
+	}
+	return plan;
+}
+
+/* The bundle's manifest path when arg names one (a folder with manifest.json, or a .json file). */
+static char *bundle_path(struct npl_cli *cli, const char *arg)
+{
+	struct stat st;
+	char *p;
+
+	if (!arg)
+		arg = ".";
+	if (npl_is_dir(arg)) {
+		p = npl_arena_printf(&cli->arena, "%s/manifest.json", arg);
+		return stat(p, &st) == 0 ? p : NULL;
+	}
+	if (npl_ends_with(arg, ".json") && stat(arg, &st) == 0)
+		return npl_arena_strdup(&cli->arena, arg);
+	return NULL;
+}
+
+/* Site values: the flags win over the plan's, the plan's over the environment's. */
+static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *flags)
+{
+	cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
+	int k, i;
+
+	if (!site) {
+		site = cJSON_CreateObject();
+		cJSON_AddItemToObject(plan, "site", site);
+	}
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *key = npl_site_key_name(k);
+		const struct npl_site_value *v = &flags->key[k];
+		cJSON *val = NULL;
+
+		if (v->n) {
+			if (npl_site_is_list(k)) {
+				val = cJSON_CreateArray();
+				for (i = 0; i < v->n; i++)
+					cJSON_AddItemToArray(val, cJSON_CreateString(v->v[i]));
+			} else {
+				val = cJSON_CreateString(v->v[0]);
+			}
+		} else if (!cJSON_GetObjectItemCaseSensitive(site, key)) {
+			const char *env = getenv(npl_site_var(k));
+			struct npl_site tmp;
+
+			if (!env || !*env)
+				continue;
+			/* validated as the flags are */
+			memset(&tmp, 0, sizeof(tmp));
+			if (npl_site_is_list(k)) {
+				char *copy = npl_arena_strdup(&cli->arena, env), *tok, *save = NULL;
+
+				for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+					if (npl_site_set(&tmp, &cli->arena, k, tok, NULL, &cli->diag))
+						break;
+				if (cli->diag.errors)
+					continue;
+				val = cJSON_CreateArray();
+				for (i = 0; i < tmp.key[k].n; i++)
+					cJSON_AddItemToArray(val, cJSON_CreateString(tmp.key[k].v[i]));
+			} else {
+				if (npl_site_set(&tmp, &cli->arena, k, env, NULL, &cli->diag))
+					continue;
+				val = cJSON_CreateString(tmp.key[k].v[0]);
+			}
+		}
+		if (val) {
+			cJSON_DeleteItemFromObjectCaseSensitive(site, key);
+			cJSON_AddItemToObject(site, key, val);
+		}
+	}
+}
+
+cJSON *npl_cli_plan(struct npl_cli *cli, const char *arg, struct npl_cli_recipe_opts *o, int *rc)
+{
+	const char *manifest = bundle_path(cli, arg);
+	cJSON *plan = NULL;
+
+	if (manifest) {
+		if (npl_cli_has_query(o) || o->nov) {
+			*rc = npl_cli_usage_error(NULL, "a bundle's plan is fixed: render it again to change the recipe or its flags");
+			return NULL;
+		}
+		if (!(plan = read_manifest(cli, manifest, rc)))
+			return NULL;
+	} else if (arg) {
+		struct npl_db db;
+		cJSON *sel = NULL;
+		const struct npl_layer *R;
+
+		if ((*rc = npl_cli_open_db(cli, &db)))
+			return NULL;
+		if (!(R = npl_cli_pick(cli, &db, arg, o, &sel, rc)))
+			return NULL;
+		if (!(plan = npl_cli_resolve(cli, &db, R, o, sel, rc)))
+			return NULL;
+	} else {
+		*rc = npl_cli_usage_error(NULL, "which recipe? give an id or a query, or run it in a rendered bundle (a folder with manifest.json)");
+		return NULL;
+	}
+	merge_site(cli, plan, &o->site);
+	if (cli->diag.errors) {
+		npl_cli_flush(cli);
+		cJSON_Delete(plan);
+		*rc = NPL_EXIT_USAGE;
+		return NULL;
+	}
+	return plan;
+}
+
+int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out)
+{
+	struct npl_site site;
+	const cJSON *r, *ep;
+	int n = 0, cap = 16;
+
+	*out = npl_arena_calloc(&cli->arena, (size_t)cap, sizeof(**out));
+	npl_plan_site(plan, &site, &cli->arena);
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+		const char *prog = npl_json_str(r, "program");
+
+		if (!prog || (strcmp(prog, "server") && !(with_router && !strcmp(prog, "router"))))
+			continue;
+		cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(r, "endpoints")) {
+			struct npl_buf b = NPL_BUF_INIT;
+			struct npl_endpoint *e;
+			int missing = -1;
+
+			if (n == cap) {
+				*out = npl_arena_grow(&cli->arena, *out, (size_t)n, (size_t)cap * 2, sizeof(**out));
+				cap *= 2;
+			}
+			e = &(*out)[n++];
+			e->role = npl_json_str(r, "role");
+			e->instance = strcmp(prog, "server") ? -1 : npl_json_int(ep, "instance", 0);
+			if (npl_pval_resolve(&b, npl_json_str(ep, "url"), &site, &missing) == 0)
+				e->url = npl_arena_strdup(&cli->arena, npl_buf_str(&b));
+			else
+				e->missing = npl_site_key_name(missing);
+			npl_buf_release(&b);
+		}
+	}
+	return n;
+}
+
+double npl_cli_wait_timeout(void)
+{
+	const char *s = getenv("NPULAUNCH_WAIT_TIMEOUT");
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 1800;
+	v = strtod(s, &end);
+	return *end || v < 0 ? -1 : v;
 }
 
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "npulaunch/cli.h"
+#include "npulaunch/health.h"
 #include "npulaunch/render.h"
 #include "npulaunch/tune.h"
 #include "npulaunch/util.h"
@@ -51,99 +52,6 @@ static void help(void)
 	     "  cd deploy && sudo npulaunch apply --role decode\n"
 	     "  sudo npulaunch apply --role prefill kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms --site site.yaml\n"
 	     "  npulaunch apply kimi-k2.6 --tpot 20ms --model-path /m --draft-model-path /d --ifname eth0 --dry-run");
-}
-
-/* ---- the plan -------------------------------------------------------------- */
-
-static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
-{
-	size_t len;
-	char *text = npl_read_file(path, &len, &cli->diag);
-	cJSON *plan = text ? cJSON_Parse(text) : NULL;
-
-	free(text);
-	if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
-		if (!cli->diag.errors)
-			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
-				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);
-		npl_cli_flush(cli);
-		cJSON_Delete(plan);
-		*rc = NPL_EXIT_USAGE;
-		return NULL;
-	}
-	return plan;
-}
-
-/* The bundle's manifest path when arg names one (a folder with manifest.json, or a .json file). */
-static char *bundle_path(struct npl_cli *cli, const char *arg)
-{
-	struct stat st;
-	char *p;
-
-	if (!arg)
-		arg = ".";
-	if (npl_is_dir(arg)) {
-		p = npl_arena_printf(&cli->arena, "%s/manifest.json", arg);
-		return stat(p, &st) == 0 ? p : NULL;
-	}
-	if (npl_ends_with(arg, ".json") && stat(arg, &st) == 0)
-		return npl_arena_strdup(&cli->arena, arg);
-	return NULL;
-}
-
-/* Site values: the flags win over the plan's, the plan's over the environment's. */
-static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *flags)
-{
-	cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
-	int k, i;
-
-	if (!site) {
-		site = cJSON_CreateObject();
-		cJSON_AddItemToObject(plan, "site", site);
-	}
-	for (k = 0; k < NPL_SITE_COUNT; k++) {
-		const char *key = npl_site_key_name(k);
-		const struct npl_site_value *v = &flags->key[k];
-		cJSON *val = NULL;
-
-		if (v->n) {
-			if (npl_site_is_list(k)) {
-				val = cJSON_CreateArray();
-				for (i = 0; i < v->n; i++)
-					cJSON_AddItemToArray(val, cJSON_CreateString(v->v[i]));
-			} else {
-				val = cJSON_CreateString(v->v[0]);
-			}
-		} else if (!cJSON_GetObjectItemCaseSensitive(site, key)) {
-			const char *env = getenv(npl_site_var(k));
-			struct npl_site tmp;
-
-			if (!env || !*env)
-				continue;
-			/* validated as the flags are */
-			memset(&tmp, 0, sizeof(tmp));
-			if (npl_site_is_list(k)) {
-				char *copy = npl_arena_strdup(&cli->arena, env), *tok, *save = NULL;
-
-				for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
-					if (npl_site_set(&tmp, &cli->arena, k, tok, NULL, &cli->diag))
-						break;
-				if (cli->diag.errors)
-					continue;
-				val = cJSON_CreateArray();
-				for (i = 0; i < tmp.key[k].n; i++)
-					cJSON_AddItemToArray(val, cJSON_CreateString(tmp.key[k].v[i]));
-			} else {
-				if (npl_site_set(&tmp, &cli->arena, k, env, NULL, &cli->diag))
-					continue;
-				val = cJSON_CreateString(tmp.key[k].v[0]);
-			}
-		}
-		if (val) {
-			cJSON_DeleteItemFromObjectCaseSensitive(site, key);
-			cJSON_AddItemToObject(site, key, val);
-		}
-	}
 }
 
 /* ---- this node --------------------------------------------------------------- */
@@ -459,11 +367,15 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	struct env env = {0};
 	struct addrs addrs = {0};
 	const char *role_name = NULL, *root = getenv("NPULAUNCH_ROOT"), *journal = NULL, *cpus = NULL;
-	const char *manifest, *arg;
+	const char *arg;
 	const cJSON *role = NULL, *node, *it;
 	cJSON *plan = NULL;
 	char **args = NULL, **files = NULL;
 	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, nargs = 0, nfiles = 0, tuned = 0, journal_new = 0;
+	struct npl_endpoint *eps = NULL;
+	const char *wait_urls[256];
+	int nwait = 0;
+	double wait_timeout = 0;
 	char *jpath = NULL;
 	cpu_set_t *mask = NULL;
 	size_t masksz = 0;
@@ -503,35 +415,8 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 
 	/* the plan: a rendered bundle, or a recipe resolved here */
-	manifest = bundle_path(cli, arg);
-	if (manifest) {
-		if (npl_cli_has_query(&ro) || ro.nov) {
-			rc = npl_cli_usage_error("apply", "a bundle's plan is fixed: render it again to change the recipe or its flags");
-			goto out;
-		}
-		if (!(plan = read_manifest(cli, manifest, &rc)))
-			goto out;
-	} else if (arg) {
-		struct npl_db db;
-		cJSON *sel = NULL;
-		const struct npl_layer *R;
-
-		if ((rc = npl_cli_open_db(cli, &db)))
-			goto out;
-		if (!(R = npl_cli_pick(cli, &db, arg, &ro, &sel, &rc)))
-			goto out;
-		if (!(plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc)))
-			goto out;
-	} else {
-		rc = npl_cli_usage_error("apply", "which recipe? give an id or a query, or run it in a rendered bundle (a folder with manifest.json)");
+	if (!(plan = npl_cli_plan(cli, arg, &ro, &rc)))
 		goto out;
-	}
-	merge_site(cli, plan, &ro.site);
-	if (cli->diag.errors) {
-		npl_cli_flush(cli);
-		rc = NPL_EXIT_USAGE;
-		goto out;
-	}
 	npl_plan_site(plan, &site, &cli->arena);
 	local_addresses(&addrs);
 
@@ -649,6 +534,18 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env"))
 			free(value(cli, npl_json_str(it, "value"), &site, &bad));
 	}
+	if (!strcmp(role_name, "router")) {
+		/* the router starts once every server answers */
+		int i, nep = npl_cli_endpoints(cli, plan, 0, &eps);
+
+		wait_timeout = npl_cli_wait_timeout();
+		if (wait_timeout < 0)
+			npl_error(&cli->diag, NULL, "NPULAUNCH_WAIT_TIMEOUT must be a number of seconds, not '%s'",
+				  getenv("NPULAUNCH_WAIT_TIMEOUT"));
+		for (i = 0; i < nep; i++)
+			if (eps[i].url)
+				wait_urls[nwait < 255 ? nwait++ : nwait] = eps[i].url;
+	}
 	if (cpus) {
 		unsigned char *want = calloc(65536, 1), *online = calloc(65536, 1);
 		int i, n;
@@ -713,6 +610,8 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		}
 		if (cpus)
 			printf("cpus %s\n", cpus);
+		for (i = 0; i < nwait && wait_timeout > 0; i++)
+			printf("wait %s (up to %gs)\n", wait_urls[i], wait_timeout);
 		fputs("exec", stdout);
 		for (i = 0; i < nargs; i++) {
 			putchar(' ');
@@ -720,6 +619,23 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		}
 		putchar('\n');
 		goto out;
+	}
+
+	if (nwait && wait_timeout > 0) {
+		int left;
+
+		if (npl_health_init()) {
+			fprintf(stderr, "npulaunch: apply: cannot start libcurl\n");
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		left = npl_wait(wait_urls, nwait, NPL_PROBE_HEALTH, wait_timeout, stderr);
+		if (left) {
+			fprintf(stderr, "npulaunch: apply: not starting the %s: %d of %d server%s not ready after %gs\n",
+				role_name, left, nwait, nwait == 1 ? "" : "s", wait_timeout);
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
 	}
 
 	/* from here on the host changes: tune, then the environment, then exec */

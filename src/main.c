@@ -19,6 +19,8 @@ static const struct npl_command commands[] = {
 	{"diff", npl_cmd_diff, "what differs between two recipes, per role"},
 	{"apply", npl_cmd_apply, "on a node: tune the host and launch this node's role"},
 	{"tune", npl_cmd_tune, "check, apply or revert the host tuning"},
+	{"wait", npl_cmd_wait, "wait until servers answer /health"},
+	{"status", npl_cmd_status, "is every endpoint of a deployment up"},
 };
 
 static void usage(FILE *fp)

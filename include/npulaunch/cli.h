@@ -104,6 +104,22 @@ int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl
  * plan (it is freed in any case); NULL and *rc on error. */
 cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
 		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc);
+/* The plan of a rendered bundle (a folder with manifest.json, a .json file, or the current
+ * folder when arg is NULL) or of an id/query resolved here, with the site values merged:
+ * flags over the manifest's over the environment's (MODEL_PATH, PREFILL_IPS="a b", ...).
+ * NULL and *rc on error (messages printed). */
+cJSON *npl_cli_plan(struct npl_cli *cli, const char *arg, struct npl_cli_recipe_opts *o, int *rc);
+/* An endpoint of a deployment: a server instance or the router, its URL resolved. */
+struct npl_endpoint {
+	const char *role;
+	int instance;        /* -1 for the router */
+	const char *url;     /* NULL when a site value it needs is not given */
+	const char *missing; /* then: the site key */
+};
+/* The endpoints of a plan (servers, then the router when with_router); their count. */
+int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out);
+/* NPULAUNCH_WAIT_TIMEOUT in seconds (0: do not wait), default 1800; -1 when malformed. */
+double npl_cli_wait_timeout(void);
 /* Free what the options hold. */
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 
@@ -117,5 +133,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_diff(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_status(int argc, char **argv, struct npl_cli *cli);
 
 #endif

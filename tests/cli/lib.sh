@@ -78,3 +78,15 @@ state_of() {
 	cat "$1"/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor "$1"/proc/sys/vm/swappiness \
 		"$1"/proc/sys/kernel/numa_balancing "$1"/proc/sys/kernel/sched_migration_cost_ns | tr '\n' ' '
 }
+
+# start_http MODE [N]: an http_stub on a free loopback port; sets $port; killed at exit
+http_pids=()
+start_http() {
+	local f=$T/http-$RANDOM-$RANDOM
+	"${NPL_HTTP_STUB:?}" "$@" "$f.log" >"$f.port" &
+	http_pids+=($!)
+	while [[ ! -s $f.port ]]; do sleep 0.05; done
+	port=$(<"$f.port")
+	http_log=$f.log
+}
+trap 'kill "${http_pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
