@@ -64,6 +64,7 @@ const struct option npl_cli_recipe_options[] = {
 	{"env", required_argument, NULL, NPL_OPT_ENV},
 	{"unset-env", required_argument, NULL, NPL_OPT_UNSET_ENV},
 	{"force", no_argument, NULL, NPL_OPT_FORCE},
+	{"allow-unknown-flag", no_argument, NULL, NPL_OPT_ALLOW_UNKNOWN},
 	{NULL, 0, NULL, 0},
 };
 
@@ -220,6 +221,7 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 	case NPL_OPT_HARDWARE: o->hardware = arg; return 1;
 	case NPL_OPT_NEAREST: o->nearest = 1; return 1;
 	case NPL_OPT_FORCE: o->force = 1; return 1;
+	case NPL_OPT_ALLOW_UNKNOWN: o->allow_unknown = 1; return 1;
 	case NPL_OPT_SET:
 	case NPL_OPT_UNSET:
 	case NPL_OPT_ENV:
@@ -480,7 +482,30 @@ cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struc
 	}
 	if (selection)
 		cJSON_AddItemToObject(plan, "selection", selection);
+	if (o->check && (*rc = npl_cli_check(cli, db, plan, R, o->allow_unknown))) {
+		cJSON_Delete(plan);
+		return NULL;
+	}
 	return plan;
+}
+
+int npl_cli_check(struct npl_cli *cli, const struct npl_db *db, const cJSON *plan,
+		  const struct npl_layer *R, int allow_unknown)
+{
+	int errors;
+
+	if (!cli->engine) {
+		cli->engine = npl_arena_alloc(&cli->arena, sizeof(*cli->engine));
+		if (npl_engine_load(cli->engine, db, &cli->arena, &cli->diag)) {
+			npl_cli_flush(cli);
+			cli->engine = NULL;
+			return NPL_EXIT_INVALID;
+		}
+	}
+	errors = npl_engine_check_flags(cli->engine, plan, allow_unknown, &cli->diag);
+	errors += npl_engine_check_rules(cli->engine, plan, R, &cli->diag);
+	npl_cli_flush(cli);
+	return errors ? NPL_EXIT_INVALID : 0;
 }
 
 static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)

@@ -381,6 +381,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	size_t masksz = 0;
 
 	memset(&ro, 0, sizeof(ro));
+	ro.check = 1;
 	memset(&t, 0, sizeof(t));
 	memset(&site, 0, sizeof(site));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

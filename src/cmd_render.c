@@ -35,6 +35,7 @@ static void help(void)
 	     "                    --decode-ip IP...  --site FILE (YAML with the same keys; flags win)\n"
 	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
 	     "                    --unset-env [ROLE:]K  --force\n"
+	     "  --allow-unknown-flag  let through a flag SGLang's registry does not know (a warning)\n"
 	     "  -h, --help        this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -81,7 +82,8 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 			site.key[NPL_SITE_NODE_IP].n = 0;
 		o.site = &site;
 		plan = npl_resolve(db, R, &o, &cli->diag);
-		if (!plan) {
+		if (!plan || npl_cli_check(cli, db, plan, R, ro->allow_unknown)) {
+			cJSON_Delete(plan);
 			rc = -1;
 			continue;
 		}
@@ -112,6 +114,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	int all = 0, check = 0, c, rc = NPL_EXIT_OK, i;
 
 	memset(&ro, 0, sizeof(ro));
+	ro.check = 1;
 	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
 		int r;
 
@@ -165,7 +168,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	if (all) {
 		if (render_all(cli, &db, &ro, &t, &set, dir)) {
 			npl_cli_flush(cli);
-			rc = NPL_EXIT_USAGE;
+			rc = NPL_EXIT_INVALID;
 			goto out;
 		}
 	} else {

@@ -14,6 +14,7 @@
 
 static const struct npl_command commands[] = {
 	{"list", npl_cmd_list, "list the recipes (filter with a query)"},
+	{"validate", npl_cmd_validate, "check the recipe database: schema, references, rules, flags"},
 	{"show", npl_cmd_show, "show the plan of a recipe: roles, nodes, env, flags"},
 	{"render", npl_cmd_render, "write the launch scripts and manifest of a recipe"},
 	{"diff", npl_cmd_diff, "what differs between two recipes, per role"},

@@ -824,6 +824,39 @@ static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl
 	return 0;
 }
 
+/* Rules whose warnings a recipe may waive, with a reason. */
+static const char *const waivable[] = {"graph-batch"};
+
+static int f_waive(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_layer *L = c->L;
+	int i, j, rc = 0;
+
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	L->waive = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*L->waive));
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *rule = v->kids[2 * i], *why = v->kids[2 * i + 1];
+
+		for (j = 0; j < (int)NPL_ARRAY_SIZE(waivable); j++)
+			if (!strcmp(waivable[j], rule->str))
+				break;
+		if (j == (int)NPL_ARRAY_SIZE(waivable)) {
+			rc = fail(c, rule, "'%s' is not a rule a recipe may waive (graph-batch)", rule->str);
+			continue;
+		}
+		if (why->kind != NPL_YSCALAR || npl_ynull(why) || !*why->str) {
+			rc = fail(c, why, "waiving '%s' needs the reason, as text", rule->str);
+			continue;
+		}
+		L->waive[L->nwaive].name = rule->str;
+		L->waive[L->nwaive].value = why->str;
+		L->waive[L->nwaive++].loc = rule->loc;
+	}
+	return rc;
+}
+
 static int f_scope_top(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	size_t i;
@@ -855,6 +888,7 @@ static const struct field top_fields[] = {
 	{"ttft", K_RECIPE, f_duration},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
+	{"waive", K_RECIPE, f_waive},
 	{"notes", K_ALL, f_ident},
 	{"env", K_ALL, f_scope_top},
 	{"unset", K_ALL, f_scope_top},

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/select.h"
@@ -32,6 +33,7 @@ struct npl_cli {
 	int color;                  /* stdout is a terminal and NO_COLOR is unset */
 	struct npl_diag diag;
 	struct npl_arena arena;
+	struct npl_engine *engine;  /* the flag registry, loaded on first use */
 };
 
 /* One sub-command: its name, its entry point, a line of help. */
@@ -55,6 +57,8 @@ struct npl_cli_recipe_opts {
 	struct npl_override *ov;
 	int nov, capov;
 	int force;
+	int allow_unknown;           /* --allow-unknown-flag */
+	int check;                   /* check the plan against the registry and rules (render, apply) */
 };
 
 /* getopt_long entries of the options above, ending with a zeroed entry. */
@@ -81,6 +85,7 @@ enum {
 	NPL_OPT_ENV,
 	NPL_OPT_UNSET_ENV,
 	NPL_OPT_FORCE,
+	NPL_OPT_ALLOW_UNKNOWN,
 	NPL_OPT_LAST_SHARED,
 };
 /* Handle one of the shared options; 1 handled, 0 not ours, -1 bad value (diagnosed). */
@@ -120,6 +125,10 @@ struct npl_endpoint {
 int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out);
 /* NPULAUNCH_WAIT_TIMEOUT in seconds (0: do not wait), default 1800; -1 when malformed. */
 double npl_cli_wait_timeout(void);
+/* Check a plan against the engine-flag registry and the rules (messages printed);
+ * 0 when it passes (warnings allowed), else an exit code. */
+int npl_cli_check(struct npl_cli *cli, const struct npl_db *db, const cJSON *plan,
+		  const struct npl_layer *R, int allow_unknown);
 /* Free what the options hold. */
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 
@@ -135,5 +144,6 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_status(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli);
 
 #endif

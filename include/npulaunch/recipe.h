@@ -169,6 +169,8 @@ struct npl_layer {
 	const char *tpot_text, *ttft_text;
 	long long tpot_us, ttft_us;    /* -1: none */
 	struct npl_topology topo[2];   /* prefill, decode */
+	struct npl_env_set *waive;     /* rule -> why this recipe keeps what the rule warns about */
+	int nwaive;
 	struct npl_loc cards_loc, mode_loc, topo_loc;
 	const struct npl_layer *model, *hardware;
 };

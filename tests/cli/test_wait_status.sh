@@ -28,6 +28,8 @@ expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --probe generate --timeout 5
 # a deployment of the tests' own whose servers are the stubs
 start_http ok
 P=$port
+start_http ok
+E=$port
 start_http warm 1000000
 D=$port
 D_LOG=$http_log
@@ -42,7 +44,7 @@ mode: pd-disagg
 quantization: W4A8 INT8
 dataset: 8k+1k
 tpot: 100ms
-ports: {prefill: $P, decode: $D, entry: $(($P + 0)), bootstrap: 18998}
+ports: {prefill: $P, decode: $D, entry: $E, bootstrap: 18998}
 speculative: {steps: 3}
 bench: {dataset: random, input: 8000, output: 1000, concurrency: 1, prompts: 1}
 YAML
@@ -55,7 +57,7 @@ expect_rc 1 "$NPL" status "$T/b"
 expect_grep "$T/out" "prefill  0         http://127.0.0.1:$P"
 expect_grep "$T/out" "/models/Stub-Model"
 grep -q "decode .* http://127.0.0.1:$D .* down .*(HTTP 503)" "$T/out" || fail "status decode row: $(cat "$T/out")"
-grep -q "router .* -  .* http://127.0.0.1:$P .* up" "$T/out" || fail "status router row: $(cat "$T/out")"
+grep -q "router .* -  .* http://127.0.0.1:$E .* up" "$T/out" || fail "status router row: $(cat "$T/out")"
 expect_grep "$T/err" "status: 1 of 3 endpoints down"
 expect_rc 1 "$NPL" status "$T/b" --json
 if command -v jq >/dev/null; then

@@ -1,0 +1,75 @@
+/*
+ * engine.h: the engine-flag registry, data in recipes/engine/ (the flags
+ * that sglang.launch_server, sglang_router.launch_router and
+ * sglang.bench_serving accept, with their value kinds and choices, read
+ * from upstream SGLang, and the speculative algorithms), and the checks of
+ * a plan against it and against the rules that need flag values: dp-size
+ * divides tp-size, draft tokens = steps + 1 with top-k 1, a draft model for
+ * the algorithms that load one, the largest decode CUDA-graph batch within
+ * max-running-requests / dp-size (a recipe may waive it, with a reason),
+ * ports unique per node. Included by the
+ * validate, render and apply commands and their tests.
+ */
+#ifndef NPL_ENGINE_H
+#define NPL_ENGINE_H
+
+#include <cjson/cJSON.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/diag.h"
+#include "npulaunch/recipe.h"
+
+enum npl_flag_type {
+	NPL_FT_BOOL,
+	NPL_FT_INT,
+	NPL_FT_FLOAT,
+	NPL_FT_STRING,
+	NPL_FT_LIST,
+};
+
+struct npl_flag_spec {
+	const char *name;
+	enum npl_flag_type type;
+	const char **choices;
+	int nchoices;
+	const char *alias_of;
+	int upstream;          /* 0: used by the seed pages but absent upstream (a warning) */
+	const char *note;
+};
+
+struct npl_engine_tool {
+	const char *name;      /* launch_server, launch_router, bench_serving */
+	const char *module;    /* sglang.launch_server ... */
+	struct npl_flag_spec *flags;   /* sorted by name */
+	int nflags;
+};
+
+struct npl_engine {
+	const char *version, *source, *file;
+	struct npl_engine_tool *tools;
+	int ntools;
+	const char **spec_names;       /* speculative algorithms */
+	const char **spec_draft;       /* required, optional, none */
+	int nspec;
+};
+
+/* Load the registry: the database's own engine-flags document if a recipe folder holds one,
+ * else the one compiled in. Memory in arena. */
+int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_arena *a,
+		    struct npl_diag *d);
+/* The tool whose module is module ("sglang.launch_server"), or NULL. */
+const struct npl_engine_tool *npl_engine_tool(const struct npl_engine *e, const char *module);
+/* The spec of a flag (name without --) of a tool, or NULL. */
+const struct npl_flag_spec *npl_engine_flag(const struct npl_engine_tool *t, const char *name);
+
+/* Check every flag of a plan against the registry: unknown (with a did-you-mean) is an error
+ * unless allow_unknown (then a warning); a value of the wrong kind or outside the choices is an
+ * error; a flag absent upstream is a warning. Returns the number of errors. */
+int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int allow_unknown,
+			   struct npl_diag *d);
+/* Check a plan against the rules (see above); waivers is the recipe's waive mapping (may be
+ * NULL). Returns the number of errors. */
+int npl_engine_check_rules(const struct npl_engine *e, const cJSON *plan, const struct npl_layer *R,
+			   struct npl_diag *d);
+
+#endif
