@@ -472,12 +472,17 @@ cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struc
 		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc)
 {
 	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force};
+	int before = cli->diag.n, i;
 	cJSON *plan = npl_resolve(db, R, &ro, &cli->diag);
 
 	npl_cli_flush(cli);
 	if (!plan) {
 		cJSON_Delete(selection);
+		/* a problem located in a recipe file is bad data; otherwise bad options */
 		*rc = NPL_EXIT_USAGE;
+		for (i = before; i < cli->diag.n; i++)
+			if (cli->diag.v[i].sev == NPL_ERROR && cli->diag.v[i].loc.file)
+				*rc = NPL_EXIT_INVALID;
 		return NULL;
 	}
 	if (selection)

@@ -460,7 +460,8 @@ int npl_engine_check_rules(const struct npl_engine *e, const cJSON *plan, const 
 		if (alg) {
 			const char *name = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(alg, "values"), 0)->valuestring;
 			int has = flag(node, "--speculative-draft-model-path") != NULL;
-			struct npl_loc at = origin_loc(alg, &a);
+			/* the recipe's own speculative block, when it has one, is where to look */
+			struct npl_loc at = R && R->spec.present ? R->spec.loc : origin_loc(alg, &a);
 
 			for (i = 0; i < e->nspec; i++) {
 				if (strcmp(e->spec_names[i], name))

@@ -1077,6 +1077,12 @@ static int load_tree(struct npl_db *db, const char *dir, int source, struct npl_
 int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
 {
 	int source = db->nsources > 0 ? db->nsources : 1;
+	size_t n = strlen(dir);
+
+	/* "dir/" names files "dir/x.yaml", not "dir//x.yaml" */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	dir = npl_arena_strndup(db->arena, dir, n);
 
 	if (!npl_is_dir(dir))
 		return npl_error(d, NULL, "recipe folder '%s' does not exist or is not a folder", dir);

@@ -1,0 +1,54 @@
+# validate: the shipped recipes are clean; a recipe breaking each rule is
+# refused with its location (tests/data/recipes/rules/*/expected.txt); render
+# refuses the same; unknown flags need --allow-unknown-flag.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { fail "jq is not installed"; finish; }
+
+# the shipped database: no error; the one flag the seed pages use that upstream lacks warns
+expect_rc 0 "$NPL" validate
+expect_grep "$T/err" "npulaunch: validate: 22 recipes, 0 errors, 3 warnings"
+expect_rc 0 "$NPL" validate --json
+expect_eq "$(jq -r '"\(.recipes) \(.errors) \(.warnings)"' "$T/out")" "22 0 3" "validate --json counts"
+expect_eq "$(jq -r '[.problems[] | select(.message | test("--max-attempts is not in upstream"))] | length' "$T/out")" 3 \
+	"the warnings are the upstream-less --max-attempts"
+
+# every rule, broken, refused and located
+cd "$NPL_DATA/recipes" || exit 1
+n=0
+for dir in rules/*/; do
+	case=${dir%/}
+	n=$((n + 1))
+	expect_rc 5 "$NPL" --recipes "$case" validate --json
+	jq -r --arg d "$case" '.problems[] | select((.file // "" | startswith($d)) or (.message | test("rule-")))
+		| "\(.file // "-"):\(.line // "-"):\(.col // "-"): \(.severity): \(.message)"' "$T/out" >"$T/got"
+	diff -u "$case/expected.txt" "$T/got" >"$T/diff" || fail "$case: $(cat "$T/diff")"
+	[[ -s $case/expected.txt ]] || fail "$case: empty expectation"
+	# validating the file alone finds the same
+	expect_rc 5 "$NPL" validate "$case/recipe.yaml"
+	id=$(sed -n 's/^title: //p' "$case/recipe.yaml" | tr 'A-Z ' 'a-z-')
+	# and render refuses it, writing nothing
+	if [[ $case != rules/waive-no-reason ]]; then
+		expect_rc 5 "$NPL" --recipes "$case" render "$id" -o "$T/out-$n"
+		[[ -e $T/out-$n ]] && fail "$case: render wrote $T/out-$n"
+	fi
+done
+((n >= 11)) || fail "only $n rule cases"
+
+# unknown flags: refused, or let through as warnings
+expect_rc 0 "$NPL" --recipes rules/unknown-flag validate --allow-unknown-flag
+expect_grep "$T/err" "warning: kimi-k2.6-w4a8-8p-rule-unknown-flag-50ms: pd-mixed of sglang.launch_server: --mem-fraction-statc is not an option"
+ID=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+expect_rc 5 "$NPL" render $ID --set mem-fraction-statc=0.5
+expect_grep "$T/err" "error: kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms: pd-mixed of sglang.launch_server: --mem-fraction-statc is not an option of sglang.launch_server (SGLang main@001067ff); did you mean --mem-fraction-static?"
+expect_rc 0 "$NPL" render $ID --set mem-fraction-statc=0.5 --allow-unknown-flag -o "$T/allowed"
+expect_grep "$T/allowed/pd-mixed.sh" "--mem-fraction-statc 0.5"
+expect_rc 5 "$NPL" render $ID --set deepep-mode=fast
+expect_grep "$T/err" "--deepep-mode has no choice 'fast' (auto, normal, low_latency) (from --set deepep-mode=fast)"
+expect_rc 5 "$NPL" render $ID --set trust-remote-code=yes
+expect_grep "$T/err" "--trust-remote-code takes no value (a switch)"
+# the seed recipes render with the upstream-less flag and a warning only
+expect_rc 0 "$NPL" render $ID -o "$T/seed"
+expect_grep "$T/err" "warning: kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms: bench: --max-attempts is not in upstream sglang.bench_serving"
+expect_rc 2 "$NPL" validate /nonexistent
+expect_rc 0 "$NPL" validate --help
+finish
