@@ -942,7 +942,7 @@ static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc
 {
 	const struct npl_ynode *kind;
 	struct npl_layer *L;
-	int i, k;
+	int i, k, before;
 
 	if (doc->kind != NPL_YMAP)
 		return fail(c, doc, "a recipe file holds mappings (key: value lines), not %s",
@@ -974,6 +974,7 @@ static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc
 	L->source = source;
 	L->tpot_us = L->ttft_us = -1;
 	c->L = L;
+	before = c->d->errors;
 	walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), kind_articles[k], NULL);
 	for (i = 0; required[k][i]; i++)
 		if (!map_get(doc, required[k][i]))
@@ -982,6 +983,7 @@ static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc
 		L->id = "defaults";
 	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
 		fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
+	L->invalid = c->d->errors != before;
 	add_layer(c->db, L);
 	return 0;
 }

@@ -1236,6 +1236,18 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	c->layers[2] = c->model;
 	c->layers[3] = R;
 	c->nlayers = 4;
+	for (i = 0; i < 4; i++)
+		if (c->layers[i]->invalid) {
+			npl_error(d, &R->loc, "recipe '%s' cannot be resolved: its %s%s%s has errors",
+				  R->id, npl_layer_kind_name(c->layers[i]->kind), i < 3 ? " " : "",
+				  i < 3 ? c->layers[i]->id : "");
+			goto out;
+		}
+	if (c->hw->dies_per_card.v <= 0 || c->hw->cards_per_node.v <= 0 || R->cards <= 0) {
+		npl_error(d, &R->loc, "recipe '%s' cannot be resolved: no cards, dies per card or cards per node",
+			  R->id);
+		goto out;
+	}
 	merge_top(c);
 	if (shapes(c, sh, &nsh))
 		goto out;

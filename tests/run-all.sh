@@ -1,8 +1,9 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: install what is missing, then build and
 # run every test plainly, under AddressSanitizer+UndefinedBehaviorSanitizer,
-# and (when run as root) once more as an ordinary user. Warnings are errors.
-# Build folders: build/, build-asan/ (and /tmp/npulaunch-user-build).
+# run each libFuzzer target briefly, and (when run as root) the tests once
+# more as an ordinary user. Warnings are errors.
+# Build folders: build/, build-asan/, build-fuzz/ (and /tmp/npulaunch-user-build).
 set -eu
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -20,6 +21,11 @@ cmake -S . -B build-asan -DNPL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+step "fuzzing: each libFuzzer target for 30s (the longer run: tests/fuzz/run.sh build-fuzz 600)"
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DNPL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$jobs"
+tests/fuzz/run.sh build-fuzz 30
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	step "as an ordinary user (nobody)"

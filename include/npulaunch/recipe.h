@@ -137,6 +137,7 @@ struct npl_layer {
 	const char *name;              /* display name; a recipe's title */
 	const char *notes;
 	int source;                    /* 0 embedded, 1.. later --recipes folders */
+	int invalid;                   /* the document had errors: it may be referred to, not used */
 
 	/* mergeable settings */
 	struct npl_scope_set scope[NPL_SCOPE_COUNT];

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Build the seed corpora from the repository and run each libFuzzer target.
+#   tests/fuzz/run.sh BUILD_DIR SECONDS    (BUILD_DIR configured with -DNPL_FUZZ=ON, clang)
+# Corpora and crashes go to BUILD_DIR/fuzz/; a finding exits non-zero.
+set -eu
+build=${1:?usage: run.sh BUILD_DIR SECONDS}
+secs=${2:?usage: run.sh BUILD_DIR SECONDS}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$build/fuzz
+mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/crashes"
+
+# recipes: each shipped recipe with its defaults, hardware and model as one file,
+# the tests' own recipes, and the bad ones
+for r in "$src"/recipes/*/*.yaml; do
+	case $r in */model.yaml | */hardware/* | */engine/*) continue ;; esac
+	model=$(dirname "$r")/model.yaml
+	hw=$src/recipes/hardware/$(sed -n 's/^hardware: //p' "$r").yaml
+	if [ ! -f "$model" ] || [ ! -f "$hw" ]; then continue; fi
+	{ cat "$src/recipes/defaults.yaml"; echo ---; cat "$hw"; echo ---; cat "$model"; echo ---; cat "$r"; } \
+		>"$work/recipe/$(basename "$r")"
+done
+for r in "$src"/tests/data/recipes/*/*/*.yaml "$src"/tests/data/recipes/*/*.yaml; do
+	[ -f "$r" ] && cp "$r" "$work/recipe/t-$(echo "$r" | md5sum | cut -c1-8).yaml"
+done
+printf 'model-path: /m\nifname: eth0\nprefill-ip: [10.0.0.1, fe80::1]\n' >"$work/site/a.yaml"
+# shellcheck disable=SC2016  # a literal $(x) in the seed
+printf 'node-ip: 10.0.0.1\ndraft-model-path: "/d $(x)"\ndecode-ip: [10.0.0.2]\n' >"$work/site/b.yaml"
+cp "$src"/templates/*.tmpl "$work/template/"
+
+rc=0
+for t in recipe site template; do
+	echo "fuzz_$t: ${secs}s"
+	"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=1
+	grep -E '^stat::number_of_executed_units|^stat::new_units_added|^#[0-9]+.*DONE' "$work/$t.log" || true
+	if grep -q -E 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error' "$work/$t.log"; then
+		rc=1
+		tail -40 "$work/$t.log"
+	fi
+done
+exit $rc
