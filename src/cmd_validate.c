@@ -89,7 +89,9 @@ int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 		struct npl_resolve_opts o = {NULL, NULL, 0, 0};
 		cJSON *plan;
 
-		if (!R->model || !R->hardware)
+		/* a recipe whose documents have errors was reported already */
+		if (!R->model || !R->hardware || !db.defaults || R->invalid || R->model->invalid ||
+		    R->hardware->invalid || db.defaults->invalid)
 			continue;
 		plan = npl_resolve(&db, R, &o, &cli->diag);
 		if (plan) {
