@@ -20,6 +20,8 @@ static void help(void)
 	     "  --cards N            recipes that need at most N cards\n"
 	     "  --mode M, --hardware H   pd-mixed or pd-disagg; a hardware profile\n"
 	     "  --json               a JSON array of recipe objects with stable keys\n"
+	     "  --ids                only the ids, one per line\n"
+	     "  --models             the models' ids and names, one per line\n"
 	     "  -h, --help           this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -79,6 +81,8 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 	static const struct option own[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"json", no_argument, NULL, 'j'},
+		{"ids", no_argument, NULL, 'i'},
+		{"models", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -88,7 +92,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	const char *model = NULL;
 	const struct npl_layer *M = NULL;
-	int json = 0, c, rc = NPL_EXIT_OK, i, col;
+	int json = 0, ids = 0, models = 0, c, rc = NPL_EXIT_OK, i, col;
 	size_t w[NCOL];
 	struct npl_db db;
 	const struct npl_layer **shown = NULL;
@@ -101,6 +105,8 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		switch (c) {
 		case 'm': model = optarg; break;
 		case 'j': json = 1; break;
+		case 'i': ids = 1; break;
+		case 'M': models = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -149,6 +155,20 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		for (i = 0; i < db.nrecipes; i++)
 			if (!M || db.recipes[i]->model == M)
 				shown[nshown++] = db.recipes[i];
+	}
+	if (models) {
+		/* one per line: id, then the name when it differs (for completion and scripts) */
+		for (i = 0; i < db.nmodels; i++) {
+			puts(db.models[i]->id);
+			if (strcmp(db.models[i]->id, db.models[i]->name))
+				puts(db.models[i]->name);
+		}
+		goto out;
+	}
+	if (ids) {
+		for (i = 0; i < nshown; i++)
+			puts(shown[i]->id);
+		goto out;
 	}
 	if (json) {
 		cJSON *a = cJSON_CreateArray();

@@ -3,7 +3,8 @@
 # missing. Root runs apt-get directly; others through sudo when there is one.
 set -eu
 pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev
-libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev"
+libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev
+man-db dpkg-dev file"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
