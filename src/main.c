@@ -22,6 +22,8 @@ static const struct npl_command commands[] = {
 	{"tune", npl_cmd_tune, "check, apply or revert the host tuning"},
 	{"wait", npl_cmd_wait, "wait until servers answer /health"},
 	{"status", npl_cmd_status, "is every endpoint of a deployment up"},
+	{"bench", npl_cmd_bench, "run the recipe's benchmark against the deployment"},
+	{"verify", npl_cmd_verify, "judge benchmark results against the recipe's promise"},
 };
 
 static void usage(FILE *fp)

@@ -1,0 +1,50 @@
+/*
+ * bench.h: a recipe's benchmark, run and judged. npl_bench_argv() builds the
+ * recipe's sglang.bench_serving command against the deployment's entry point
+ * with --output-file added; npl_verify() reads bench_serving's result records
+ * (JSON lines: completed, total_output_tokens, median_tpot_ms, median_ttft_ms,
+ * ...; Infinity and NaN as Python writes them are read as null) and judges
+ * the last against the recipe: a valid run (every request completed but a
+ * tolerated share, tokens produced, the recipe's workload) whose median TPOT
+ * is within the target and whose median TTFT is within the TTFT target where
+ * the recipe has one. Included by the bench and verify commands and tests.
+ */
+#ifndef NPL_BENCH_H
+#define NPL_BENCH_H
+
+#include <cjson/cJSON.h>
+
+#include "npulaunch/diag.h"
+#include "npulaunch/site.h"
+
+struct npl_check {
+	const char *name;      /* "median TPOT" */
+	char measured[64];
+	char target[64];
+	int ok;                /* 1 ok, 0 failed, -1 for information only */
+};
+
+struct npl_verdict {
+	int record, records;   /* which record was judged (1-based) of how many */
+	int line;              /* its line in the file */
+	int valid, pass;
+	struct npl_check checks[16];
+	int nchecks;
+	char reasons[1024];    /* why it is invalid or missed, "; "-separated */
+};
+
+/* The benchmark command of a plan (argv, malloc'ed, NULL-terminated) against base_host:port
+ * (NULL: the deployment's entry point) with --output-file out added; NULL and a diagnostic
+ * when a site value it needs is missing. */
+char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char *host, int port,
+		      const char *out, struct npl_diag *d);
+/* Free an argv from npl_bench_argv(). */
+void npl_argv_free(char **argv);
+/* Judge the records in text (named file in messages) against the plan; -1 and a located
+ * diagnostic when the file is not JSON lines of records. */
+int npl_verify(const char *file, const char *text, const cJSON *plan, double max_failed_pct,
+	       struct npl_verdict *v, struct npl_diag *d);
+/* The verdict as JSON with stable keys. */
+cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const char *file);
+
+#endif

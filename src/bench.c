@@ -1,0 +1,405 @@
+/* bench.c: the recipe's benchmark command, and the verdict on its results; see bench.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/bench.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/util.h"
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		npl_oom();
+	return p;
+}
+
+/* The URL of the deployment's entry point: the router, or the PD-mixed server's first instance. */
+static const char *entry_url(const cJSON *plan)
+{
+	const cJSON *r = npl_plan_role(plan, "router");
+
+	if (!r)
+		r = npl_plan_role(plan, "pd-mixed");
+	return npl_json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "endpoints"), 0), "url");
+}
+
+char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char *host, int port,
+		      const char *out, struct npl_diag *d)
+{
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	const cJSON *it, *v;
+	char **argv, ehost[512] = "", eport[16] = "";
+	int n = 0, cap = 256, missing = -1;
+	struct npl_buf b = NPL_BUF_INIT;
+
+	if (!node) {
+		npl_error(d, NULL, "the plan has no benchmark");
+		return NULL;
+	}
+	/* the entry point: http://HOST:PORT, IPv6 in brackets */
+	if (npl_pval_resolve(&b, entry_url(plan) ? entry_url(plan) : "", site, &missing)) {
+		npl_error(d, NULL, "the benchmark's entry point needs --%s", npl_site_key_name(missing));
+		npl_buf_release(&b);
+		return NULL;
+	}
+	{
+		const char *u = npl_buf_str(&b), *h = strstr(u, "://"), *colon;
+
+		h = h ? h + 3 : u;
+		colon = strrchr(h, ':');
+		if (colon && colon > h) {
+			size_t hl = (size_t)(colon - h);
+
+			if (*h == '[' && hl >= 2) {
+				h++;
+				hl -= 2;
+			}
+			snprintf(ehost, sizeof(ehost), "%.*s", (int)hl, h);
+			snprintf(eport, sizeof(eport), "%s", colon + 1);
+		}
+	}
+	npl_buf_release(&b);
+	if (host)
+		snprintf(ehost, sizeof(ehost), "%s", host);
+	if (port > 0)
+		snprintf(eport, sizeof(eport), "%d", port);
+	argv = calloc((size_t)cap, sizeof(*argv));
+	if (!argv)
+		npl_oom();
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "launch"))
+		if (n < cap - 8)
+			argv[n++] = xstrdup(it->valuestring);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
+		const char *flag = npl_json_str(it, "flag");
+
+		if (!strcmp(flag, "--output-file"))
+			continue;
+		if (n < cap - 8)
+			argv[n++] = xstrdup(flag);
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values")) {
+			struct npl_buf w = NPL_BUF_INIT;
+
+			if (!strcmp(flag, "--host") && *ehost)
+				npl_buf_puts(&w, ehost);
+			else if (!strcmp(flag, "--port") && *eport)
+				npl_buf_puts(&w, eport);
+			else if (npl_pval_resolve(&w, v->valuestring, site, &missing)) {
+				npl_error(d, NULL, "the benchmark needs --%s", npl_site_key_name(missing));
+				npl_buf_release(&w);
+				npl_argv_free(argv);
+				return NULL;
+			}
+			if (n < cap - 8)
+				argv[n++] = npl_buf_detach(&w);
+			else
+				npl_buf_release(&w);
+		}
+	}
+	argv[n++] = xstrdup("--output-file");
+	argv[n++] = xstrdup(out);
+	argv[n] = NULL;
+	return argv;
+}
+
+void npl_argv_free(char **argv)
+{
+	char **p;
+
+	for (p = argv; p && *p; p++)
+		free(*p);
+	free(argv);
+}
+
+/* Python's json.dumps writes Infinity, -Infinity and NaN; JSON has none of them. Outside
+ * strings they become null (padded, so that columns stay where they were). */
+static void sanitize(char *s)
+{
+	int in_str = 0;
+
+	for (; *s; s++) {
+		if (in_str) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				in_str = 0;
+			continue;
+		}
+		if (*s == '"') {
+			in_str = 1;
+		} else if (!strncmp(s, "-Infinity", 9)) {
+			memcpy(s, "null     ", 9);
+			s += 8;
+		} else if (!strncmp(s, "Infinity", 8)) {
+			memcpy(s, "null    ", 8);
+			s += 7;
+		} else if (!strncmp(s, "NaN", 3)) {
+			memcpy(s, "-1 ", 3);   /* a negative that no check accepts */
+			s += 2;
+		}
+	}
+}
+
+/* A record's number, or NAN when it is absent, null or not a number. */
+static double num(const cJSON *rec, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The first value of a flag of the plan's benchmark, or NULL. */
+static const char *bench_flag(const cJSON *plan, const char *name)
+{
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
+		if (!strcmp(npl_json_str(f, "flag"), name)) {
+			const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0);
+
+			return v ? v->valuestring : "";
+		}
+	return NULL;
+}
+
+static void reason(struct npl_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void reason(struct npl_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strlen(v->reasons);
+
+	if (n && n < sizeof(v->reasons) - 2) {
+		strcat(v->reasons, "; ");
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(v->reasons + n, sizeof(v->reasons) - n, fmt, ap);
+	va_end(ap);
+}
+
+static struct npl_check *check(struct npl_verdict *v, const char *name, int ok)
+{
+	struct npl_check *c = &v->checks[v->nchecks < 15 ? v->nchecks++ : 15];
+
+	c->name = name;
+	c->ok = ok;
+	return c;
+}
+
+static void fmt_ms(char *out, size_t n, double ms)
+{
+	if (isnan(ms) || ms < 0)
+		snprintf(out, n, "-");
+	else if (ms >= 10000)
+		snprintf(out, n, "%.2f s", ms / 1000);
+	else
+		snprintf(out, n, "%.2f ms", ms);
+}
+
+/* Compare one workload figure of the record with the recipe's. */
+static void same(struct npl_verdict *v, const cJSON *rec, const char *key, const char *want, const char *what)
+{
+	const cJSON *got = cJSON_GetObjectItemCaseSensitive(rec, key);
+	char g[64];
+
+	if (!want || !got || cJSON_IsNull(got))
+		return;
+	if (cJSON_IsNumber(got))
+		snprintf(g, sizeof(g), "%g", got->valuedouble);
+	else if (cJSON_IsString(got))
+		snprintf(g, sizeof(g), "%s", got->valuestring);
+	else
+		return;
+	if (strcmp(g, want) && !(cJSON_IsNumber(got) && atof(want) == got->valuedouble)) {
+		v->valid = 0;
+		reason(v, "the run's %s is %s, the recipe's %s", what, g, want);
+	}
+}
+
+int npl_verify(const char *file, const char *text, const cJSON *plan, double max_failed_pct,
+	       struct npl_verdict *v, struct npl_diag *d)
+{
+	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
+	char *copy = xstrdup(text), *line, *next;
+	cJSON *last = NULL;
+	int lineno = 0;
+	double tpot_t = npl_json_str(R, "tpot") ? cJSON_GetObjectItemCaseSensitive(R, "tpot_ms")->valuedouble : NAN;
+	const cJSON *ttft_j = cJSON_GetObjectItemCaseSensitive(R, "ttft_ms");
+	double ttft_t = cJSON_IsNumber(ttft_j) ? ttft_j->valuedouble : NAN;
+
+	memset(v, 0, sizeof(*v));
+	for (line = copy; line && *line; line = next) {
+		const char *end = NULL;
+		cJSON *rec;
+		size_t k;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		for (k = 0; line[k] == ' ' || line[k] == '\t' || line[k] == '\r'; k++)
+			;
+		if (!line[k])
+			continue;
+		sanitize(line);
+		rec = cJSON_ParseWithOpts(line, &end, 0);
+		if (!rec || !cJSON_IsObject(rec)) {
+			const char *at = rec ? line : cJSON_GetErrorPtr();
+			struct npl_loc l = {file, lineno, at && at >= line ? (int)(at - line) + 1 : 1};
+
+			npl_error(d, &l, rec ? "not a result record (a JSON object)" : "not valid JSON");
+			cJSON_Delete(rec);
+			cJSON_Delete(last);
+			free(copy);
+			return -1;
+		}
+		for (; *end == ' ' || *end == '\t' || *end == '\r'; end++)
+			;
+		if (*end) {
+			struct npl_loc l = {file, lineno, (int)(end - line) + 1};
+
+			npl_error(d, &l, "more than one JSON value on a line");
+			cJSON_Delete(rec);
+			cJSON_Delete(last);
+			free(copy);
+			return -1;
+		}
+		cJSON_Delete(last);
+		last = rec;
+		v->records++;
+		v->line = lineno;
+	}
+	free(copy);
+	if (!last) {
+		struct npl_loc l = {file, 0, 0};
+
+		return npl_error(d, &l, "no result records");
+	}
+	v->record = v->records;
+	v->valid = 1;
+	{
+		double completed = num(last, "completed"), out = num(last, "total_output_tokens");
+		const char *np = bench_flag(plan, "--num-prompts");
+		double prompts = np ? atof(np) : NAN, failed;
+		struct npl_check *c;
+
+		if (isnan(out))
+			out = num(last, "total_output");   /* older bench_serving */
+		c = check(v, "requests completed", 1);
+		if (isnan(completed) || completed <= 0) {
+			c->ok = 0;
+			v->valid = 0;
+			reason(v, "no request completed");
+		}
+		snprintf(c->measured, sizeof(c->measured), isnan(completed) ? "-" : "%.0f", completed);
+		if (!isnan(prompts) && prompts > 0) {
+			failed = prompts - (isnan(completed) ? 0 : completed);
+			snprintf(c->target, sizeof(c->target), ">= %.0f of %.0f", ceil(prompts * (1 - max_failed_pct / 100)), prompts);
+			if (failed > prompts * max_failed_pct / 100 + 1e-9) {
+				c->ok = 0;
+				v->valid = 0;
+				if (!isnan(completed) && completed > 0)
+					reason(v, "%.0f of %.0f requests failed (%.1f%%, at most %g%% may)", failed, prompts,
+					       100 * failed / prompts, max_failed_pct);
+			}
+		} else {
+			snprintf(c->target, sizeof(c->target), "> 0");
+		}
+		c = check(v, "output tokens", !(isnan(out) || out <= 0));
+		snprintf(c->measured, sizeof(c->measured), isnan(out) ? "-" : "%.0f", out);
+		snprintf(c->target, sizeof(c->target), "> 0");
+		if (!c->ok) {
+			v->valid = 0;
+			reason(v, "no output tokens");
+		}
+	}
+	/* the run measured the recipe's workload */
+	same(v, last, "dataset_name", bench_flag(plan, "--dataset-name"), "dataset");
+	same(v, last, "max_concurrency", bench_flag(plan, "--max-concurrency"), "max concurrency");
+	if (bench_flag(plan, "--random-input-len")) {
+		same(v, last, "random_input_len", bench_flag(plan, "--random-input-len"), "input length");
+		same(v, last, "random_output_len", bench_flag(plan, "--random-output-len"), "output length");
+	}
+	{
+		double tpot = num(last, "median_tpot_ms"), ttft = num(last, "median_ttft_ms");
+		struct npl_check *c = check(v, "median TPOT", 0);
+
+		fmt_ms(c->measured, sizeof(c->measured), tpot);
+		fmt_ms(c->target, sizeof(c->target), tpot_t);
+		c->ok = !isnan(tpot) && tpot > 0 && tpot <= tpot_t;
+		if (isnan(tpot) || tpot <= 0) {
+			v->valid = 0;
+			reason(v, "no TPOT was measured");
+		} else if (!c->ok) {
+			reason(v, "median TPOT %.2f ms exceeds the %g ms target", tpot, tpot_t);
+		}
+		c = check(v, "p99 TPOT", -1);
+		fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
+		snprintf(c->target, sizeof(c->target), "-");
+		c = check(v, "median TTFT", isnan(ttft_t) ? -1 : 0);
+		fmt_ms(c->measured, sizeof(c->measured), ttft);
+		fmt_ms(c->target, sizeof(c->target), ttft_t);
+		if (!isnan(ttft_t)) {
+			c->ok = !isnan(ttft) && ttft > 0 && ttft <= ttft_t;
+			if (isnan(ttft) || ttft <= 0) {
+				v->valid = 0;
+				reason(v, "no TTFT was measured");
+			} else if (!c->ok) {
+				reason(v, "median TTFT %.1f ms exceeds the %g ms target", ttft, ttft_t);
+			}
+		}
+		c = check(v, "output throughput", -1);
+		snprintf(c->measured, sizeof(c->measured), isnan(num(last, "output_throughput")) ? "-" : "%.1f tok/s",
+			 num(last, "output_throughput"));
+		snprintf(c->target, sizeof(c->target), "-");
+	}
+	{
+		int i;
+
+		v->pass = v->valid;
+		for (i = 0; i < v->nchecks; i++)
+			if (v->checks[i].ok == 0)
+				v->pass = 0;
+	}
+	cJSON_Delete(last);
+	return 0;
+}
+
+cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const char *file)
+{
+	cJSON *o = cJSON_CreateObject(), *checks = cJSON_CreateArray();
+	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
+	int i;
+
+	cJSON_AddStringToObject(o, "recipe", npl_json_str(R, "id"));
+	cJSON_AddStringToObject(o, "file", file);
+	cJSON_AddNumberToObject(o, "record", v->record);
+	cJSON_AddNumberToObject(o, "records", v->records);
+	cJSON_AddNumberToObject(o, "line", v->line);
+	cJSON_AddStringToObject(o, "verdict", !v->valid ? "invalid" : v->pass ? "pass" : "miss");
+	cJSON_AddBoolToObject(o, "valid", v->valid);
+	cJSON_AddBoolToObject(o, "pass", v->pass);
+	for (i = 0; i < v->nchecks; i++) {
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(c, "name", v->checks[i].name);
+		cJSON_AddStringToObject(c, "measured", v->checks[i].measured);
+		cJSON_AddStringToObject(c, "target", v->checks[i].target);
+		if (v->checks[i].ok < 0)
+			cJSON_AddNullToObject(c, "ok");
+		else
+			cJSON_AddBoolToObject(c, "ok", v->checks[i].ok);
+		cJSON_AddItemToArray(checks, c);
+	}
+	cJSON_AddItemToObject(o, "checks", checks);
+	if (*v->reasons)
+		cJSON_AddStringToObject(o, "reasons", v->reasons);
+	else
+		cJSON_AddNullToObject(o, "reasons");
+	return o;
+}

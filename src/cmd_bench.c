@@ -1,0 +1,145 @@
+/* cmd_bench.c: `npulaunch bench`: run (or print) the recipe's benchmark, keeping its results. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "npulaunch/bench.h"
+#include "npulaunch/cli.h"
+#include "npulaunch/util.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch bench [ID|QUERY|BUNDLE] [site values] [--dry-run] [--output-file FILE]\n"
+	     "                       [--host HOST] [--port PORT]\n"
+	     "\n"
+	     "Run the recipe's sglang.bench_serving command (bench.sh's) against the deployment's\n"
+	     "entry point (the router, or the PD-mixed server's first node), with --output-file\n"
+	     "added so that the results are kept for npulaunch verify. Without a recipe, the bundle\n"
+	     "in the current folder.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --dry-run          print the command, run nothing\n"
+	     "  --output-file FILE the results, one JSON line per run appended (default bench-results.jsonl)\n"
+	     "  --host H, --port P another entry point than the deployment's\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && npulaunch bench\n"
+	     "  npulaunch bench kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --dry-run");
+}
+
+int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"dry-run", no_argument, NULL, 'n'},
+		{"output-file", required_argument, NULL, 'o'},
+		{"host", required_argument, NULL, 'H'},
+		{"port", required_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_site site;
+	const char *out = "bench-results.jsonl", *host = NULL;
+	char **args = NULL;
+	cJSON *plan = NULL;
+	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = 1; break;
+		case 'o': out = optarg; break;
+		case 'H': host = optarg; break;
+		case 'P':
+			port = npl_parse_uint(optarg);
+			if (port <= 0 || port > 65535) {
+				rc = npl_cli_usage_error("bench", "--port '%s' is not a port", optarg);
+				goto out;
+			}
+			break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if ((rc = npl_cli_site(cli, &ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
+		goto out;
+	npl_plan_site(plan, &site, &cli->arena);
+	args = npl_bench_argv(plan, &site, host, port, out, &cli->diag);
+	npl_cli_flush(cli);
+	if (!args) {
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	if (dry) {
+		struct npl_buf b = NPL_BUF_INIT;
+
+		for (i = 0; args[i]; i++) {
+			if (i)
+				npl_buf_putc(&b, ' ');
+			npl_shell_quote(&b, args[i]);
+		}
+		puts(npl_buf_str(&b));
+		npl_buf_release(&b);
+		goto out;
+	}
+	{
+		const cJSON *u, *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+		pid_t pid;
+		int status;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		if (pid == 0) {
+			/* the proxies go, as in bench.sh */
+			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "unset"))
+				unsetenv(npl_json_str(u, "name"));
+			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+				struct npl_buf v = NPL_BUF_INIT;
+
+				npl_pval_resolve(&v, npl_json_str(u, "value"), &site, NULL);
+				setenv(npl_json_str(u, "name"), npl_buf_str(&v), 1);
+				npl_buf_release(&v);
+			}
+			execvp(args[0], args);
+			fprintf(stderr, "npulaunch: bench: cannot run %s: %s\n", args[0], strerror(errno));
+			_exit(127);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			fprintf(stderr, "npulaunch: bench: results in %s; judge them with: npulaunch verify %s\n", out, out);
+		} else {
+			fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
+				WIFEXITED(status) ? "exit" : "signal",
+				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			rc = NPL_EXIT_FAIL;
+		}
+	}
+out:
+	npl_argv_free(args);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

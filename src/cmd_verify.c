@@ -1,0 +1,127 @@
+/* cmd_verify.c: `npulaunch verify`: bench_serving's results against the recipe's promise. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/bench.h"
+#include "npulaunch/cli.h"
+#include "npulaunch/util.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch verify RESULTS.jsonl [ID|QUERY|BUNDLE] [--max-failed PCT] [--json]\n"
+	     "\n"
+	     "Judge the last record of sglang.bench_serving's results (JSON lines) against the\n"
+	     "recipe (without one, the bundle in the current folder): the run is valid when its\n"
+	     "requests completed (all but --max-failed percent of the recipe's prompts), it produced\n"
+	     "tokens and it measured the recipe's workload (dataset, concurrency, lengths); it passes\n"
+	     "when its median TPOT is within the recipe's target and, where the recipe has one, its\n"
+	     "median TTFT too. A table of measured against target and a verdict: pass (exit 0), miss\n"
+	     "or invalid (exit 1). A file that is not JSON lines is refused with the line and column.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --max-failed PCT  tolerate this share of failed requests (default 0)\n"
+	     "  --json            {recipe, file, record, records, line, verdict, valid, pass, checks, reasons}\n"
+	     "  -h, --help        this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && npulaunch verify bench-results.jsonl\n"
+	     "  npulaunch verify results.jsonl kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --json");
+}
+
+int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"max-failed", required_argument, NULL, 'm'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_verdict v;
+	double max_failed = 0;
+	cJSON *plan = NULL;
+	char *text = NULL;
+	const char *file;
+	int json = 0, c, rc = NPL_EXIT_OK, i;
+	size_t len;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': {
+			char *end;
+
+			max_failed = strtod(optarg, &end);
+			if (*end || max_failed < 0 || max_failed > 100) {
+				rc = npl_cli_usage_error("verify", "--max-failed '%s' is not a percentage", optarg);
+				goto out;
+			}
+			break;
+		}
+		case 'j': json = 1; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("verify", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("verify", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (c >= NPL_OPT_SET || npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind >= argc) {
+		rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file");
+		goto out;
+	}
+	if (optind + 2 < argc) {
+		rc = npl_cli_usage_error("verify", "unexpected argument '%s'", argv[optind + 2]);
+		goto out;
+	}
+	file = argv[optind];
+	if (!(text = npl_read_file(file, &len, &cli->diag))) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	npl_diag_source(&cli->diag, file, text);
+	if (!(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
+		goto out;
+	if (npl_verify(file, text, plan, max_failed, &v, &cli->diag)) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	if (json) {
+		cJSON *j = npl_verdict_json(&v, plan, file);
+		char *s = cJSON_Print(j);
+
+		puts(s);
+		cJSON_free(s);
+		cJSON_Delete(j);
+	} else {
+		const char *verdict = !v.valid ? "INVALID" : v.pass ? "PASS" : "MISS";
+		const char *on = "", *off = "";
+
+		if (cli->color) {
+			on = v.pass ? "\033[32m" : "\033[31m";
+			off = "\033[0m";
+		}
+		printf("%s: record %d of %d (%s:%d)\n",
+		       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), v.record, v.records,
+		       file, v.line);
+		printf("  %-20s  %-16s  %-16s\n", "", "MEASURED", "TARGET");
+		for (i = 0; i < v.nchecks; i++)
+			printf("  %-20s  %-16s  %-16s  %s\n", v.checks[i].name, v.checks[i].measured, v.checks[i].target,
+			       v.checks[i].ok < 0 ? "" : v.checks[i].ok ? "ok" : "FAIL");
+		printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v.reasons ? ": " : "", v.reasons);
+	}
+	if (!v.pass)
+		rc = NPL_EXIT_FAIL;
+out:
+	free(text);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}
