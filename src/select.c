@@ -231,7 +231,7 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 {
 	struct npl_dataset ds;
 	double dist = 0;
-	char a[32], b[32];
+	char a[96], b[32];
 
 	npl_recipe_dataset(db, R, &ds);
 	/* Each dimension missed adds between 1 and 2 by how far it misses (a ratio
@@ -473,7 +473,7 @@ static const char *why(const struct npl_db *db, const struct npl_query *q, const
 		       int nqual, struct npl_arena *a)
 {
 	struct npl_buf b = NPL_BUF_INIT;
-	char x[64];
+	char x[96];
 	const char *s;
 
 	if (q->tpot_us >= 0) {
