@@ -623,10 +623,11 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	}
 
 	if (nwait && wait_timeout > 0) {
+		char herr[256];
 		int left;
 
-		if (npl_health_init()) {
-			fprintf(stderr, "npulaunch: apply: cannot start libcurl\n");
+		if (npl_health_init(herr, sizeof(herr))) {
+			fprintf(stderr, "npulaunch: apply: %s\n", herr);
 			rc = NPL_EXIT_FAIL;
 			goto out;
 		}

@@ -84,8 +84,10 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		}
 	if (rc)
 		goto out;
-	if (npl_health_init()) {
-		fprintf(stderr, "npulaunch: status: cannot start libcurl\n");
+	char herr[256];
+
+	if (npl_health_init(herr, sizeof(herr))) {
+		fprintf(stderr, "npulaunch: status: %s\n", herr);
 		rc = NPL_EXIT_FAIL;
 		goto out;
 	}

@@ -84,9 +84,11 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 			len--;
 		urls[i] = npl_arena_strndup(&cli->arena, u, len);
 	}
-	if (npl_health_init()) {
+	char herr[256];
+
+	if (npl_health_init(herr, sizeof(herr))) {
 		free(urls);
-		fprintf(stderr, "npulaunch: wait: cannot start libcurl\n");
+		fprintf(stderr, "npulaunch: wait: %s\n", herr);
 		return NPL_EXIT_FAIL;
 	}
 	left = npl_wait(urls, n, kind, timeout, stdout);

@@ -1,5 +1,14 @@
-/* health.c: HTTP readiness probes with libcurl; see health.h. */
+/*
+ * health.c: HTTP readiness probes with libcurl; see health.h.
+ *
+ * libcurl is loaded with dlopen() the first time a command needs HTTP (wait,
+ * status, apply --wait), not linked: its TLS, LDAP, SSH and Kerberos
+ * dependencies cost more to relocate at start-up than everything else
+ * npulaunch does for render, list or tune (see docs/performance.md). The
+ * calls keep the prototypes of <curl/curl.h>; only the binding is late.
+ */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,9 +20,65 @@
 
 #define REQUEST_MS 2000   /* no one request may take longer */
 
-int npl_health_init(void)
+/* The libcurl ABI has kept this soname since 2006; Debian ships it as
+ * libcurl4 (OpenSSL) and libcurl3-gnutls (GnuTLS). */
+static const char *const curl_sonames[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
+
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	const char *(*easy_strerror)(CURLcode);
+	void (*easy_cleanup)(CURL *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} cu;
+
+/* Bind one symbol; the memcpy is POSIX's way from dlsym()'s void * to a function pointer. */
+static int bind_sym(void *lib, const char *name, void *fn, size_t size, char *err, size_t errn)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	void *p = dlsym(lib, name);
+
+	if (!p) {
+		snprintf(err, errn, "libcurl has no %s", name);
+		return -1;
+	}
+	memcpy(fn, &p, size);
+	return 0;
+}
+
+#define BIND(field, sym) bind_sym(lib, sym, &cu.field, sizeof(cu.field), err, errn)
+
+int npl_health_init(char *err, size_t errn)
+{
+	static int done;
+	void *lib = NULL;
+	size_t i;
+
+	if (done)
+		return 0;
+	for (i = 0; i < sizeof(curl_sonames) / sizeof(curl_sonames[0]) && !lib; i++)
+		lib = dlopen(curl_sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, errn, "cannot load libcurl (%s): install the libcurl4 package", curl_sonames[0]);
+		return -1;
+	}
+	if (BIND(global_init, "curl_global_init") || BIND(easy_init, "curl_easy_init") ||
+	    BIND(easy_setopt, "curl_easy_setopt") || BIND(easy_perform, "curl_easy_perform") ||
+	    BIND(easy_getinfo, "curl_easy_getinfo") || BIND(easy_strerror, "curl_easy_strerror") ||
+	    BIND(easy_cleanup, "curl_easy_cleanup") || BIND(slist_append, "curl_slist_append") ||
+	    BIND(slist_free_all, "curl_slist_free_all")) {
+		dlclose(lib);
+		return -1;
+	}
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errn, "cannot start libcurl");
+		return -1;
+	}
+	done = 1;   /* the library stays loaded until exit */
+	return 0;
 }
 
 static size_t collect(char *p, size_t size, size_t n, void *arg)
@@ -38,7 +103,7 @@ static double now_s(void)
 static long request(const char *url, const char *post, long timeout_ms, struct npl_buf *body,
 		    char *err, size_t errn, double *ms)
 {
-	CURL *h = curl_easy_init();
+	CURL *h = cu.easy_init();
 	struct curl_slist *hdr = NULL;
 	char ebuf[CURL_ERROR_SIZE] = "";
 	long code = 0;
@@ -49,25 +114,25 @@ static long request(const char *url, const char *post, long timeout_ms, struct n
 		snprintf(err, errn, "cannot start a request");
 		return 0;
 	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");  /* the servers are ours: never through a proxy */
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "npulaunch");
+	cu.easy_setopt(h, CURLOPT_URL, url);
+	cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);
+	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);
+	cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(h, CURLOPT_NOPROXY, "*");  /* the servers are ours: never through a proxy */
+	cu.easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+	cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+	cu.easy_setopt(h, CURLOPT_WRITEDATA, body);
+	cu.easy_setopt(h, CURLOPT_USERAGENT, "npulaunch");
 	if (post) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
+		hdr = cu.slist_append(hdr, "Content-Type: application/json");
+		cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		cu.easy_setopt(h, CURLOPT_POSTFIELDS, post);
 	}
-	rc = curl_easy_perform(h);
+	rc = cu.easy_perform(h);
 	if (ms)
 		*ms = (now_s() - t0) * 1000;
 	if (rc == CURLE_OK) {
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (code != 200)
 			snprintf(err, errn, "HTTP %ld", code);
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
@@ -75,10 +140,10 @@ static long request(const char *url, const char *post, long timeout_ms, struct n
 	} else if (rc == CURLE_COULDNT_CONNECT) {
 		snprintf(err, errn, "connection refused");
 	} else {
-		snprintf(err, errn, "%s", *ebuf ? ebuf : curl_easy_strerror(rc));
+		snprintf(err, errn, "%s", *ebuf ? ebuf : cu.easy_strerror(rc));
 	}
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
+	cu.slist_free_all(hdr);
+	cu.easy_cleanup(h);
 	return code;
 }
 

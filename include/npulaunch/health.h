@@ -10,6 +10,7 @@
 #ifndef NPL_HEALTH_H
 #define NPL_HEALTH_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 enum npl_probe {
@@ -25,8 +26,9 @@ struct npl_probe_result {
 	char *model;          /* served model (status), malloc'ed, or NULL */
 };
 
-/* One-time libcurl set-up; call once before the others. */
-int npl_health_init(void);
+/* Load and set up libcurl (once; later calls return 0); call before the others.
+ * On failure, err says why (libcurl missing or broken). */
+int npl_health_init(char *err, size_t errn);
 /* Probe the server at base ("http://host:port"); each request bounded by timeout_ms. */
 void npl_probe_once(const char *base, enum npl_probe kind, long timeout_ms, struct npl_probe_result *r);
 /* The model a server serves: /get_model_info (model_path), else /model_info, else /v1/models (data[0].id). */

@@ -114,7 +114,9 @@ static int setup(void **state)
 	snprintf(dir, sizeof(dir), "%s/npl-health-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir))
 		return -1;
-	return npl_health_init();
+	char err[256];
+
+	return npl_health_init(err, sizeof(err));
 }
 
 static int teardown(void **state)
