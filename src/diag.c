@@ -8,16 +8,49 @@
 
 static const char *sev_name[] = {"note", "warning", "error"};
 
-/* A copy of name that lives as long as the diag (locations outlive their callers). */
-static const char *intern(struct npl_diag *d, const char *name)
+static unsigned hash_name(const char *s)
 {
-	int i;
+	unsigned h = 2166136261u;   /* FNV-1a */
 
-	if (!name)
-		return NULL;
-	for (i = d->nnames - 1; i >= 0; i--)
-		if (d->names[i] == name || strcmp(d->names[i], name) == 0)
-			return d->names[i];
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot of name in the hash: where it is, or the empty slot where it belongs. */
+static int *slot_of(const struct npl_diag *d, const char *name)
+{
+	unsigned i = hash_name(name) & (unsigned)(d->nslots - 1);
+
+	while (d->slots[i] && strcmp(d->names[d->slots[i] - 1].name, name) != 0)
+		i = (i + 1) & (unsigned)(d->nslots - 1);
+	return &d->slots[i];
+}
+
+static void rehash(struct npl_diag *d)
+{
+	int i, n = d->nslots ? d->nslots * 2 : 64;
+
+	free(d->slots);
+	d->slots = calloc((size_t)n, sizeof(*d->slots));
+	if (!d->slots)
+		npl_oom();
+	d->nslots = n;
+	for (i = 0; i < d->nnames; i++)
+		*slot_of(d, d->names[i].name) = i + 1;
+}
+
+/* The entry of name, added (with a copy that lives as long as the diag) if new.
+ * Hashed, since a database of thousands of files interns thousands of names. */
+static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
+{
+	int *slot;
+
+	if (2 * (d->nnames + 1) > d->nslots)
+		rehash(d);
+	slot = slot_of(d, name);
+	if (*slot)
+		return &d->names[*slot - 1];
 	if (d->nnames == d->capnames) {
 		int cap = d->capnames ? d->capnames * 2 : 16;
 		void *p = realloc(d->names, (size_t)cap * sizeof(*d->names));
@@ -27,10 +60,12 @@ static const char *intern(struct npl_diag *d, const char *name)
 		d->names = p;
 		d->capnames = cap;
 	}
-	d->names[d->nnames] = strdup(name);
-	if (!d->names[d->nnames])
+	d->names[d->nnames].name = strdup(name);
+	d->names[d->nnames].text = NULL;
+	if (!d->names[d->nnames].name)
 		npl_oom();
-	return d->names[d->nnames++];
+	*slot = ++d->nnames;
+	return &d->names[d->nnames - 1];
 }
 
 void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
@@ -53,7 +88,7 @@ void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_l
 	e->sev = sev;
 	if (loc) {
 		e->loc = *loc;
-		e->loc.file = intern(d, loc->file);
+		e->loc.file = loc->file ? intern(d, loc->file)->name : NULL;
 	} else {
 		memset(&e->loc, 0, sizeof(e->loc));
 	}
@@ -95,28 +130,17 @@ void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 
 void npl_diag_source(struct npl_diag *d, const char *name, const char *text)
 {
-	if (d->nsrc == d->srccap) {
-		int cap = d->srccap ? d->srccap * 2 : 32;
-		void *p = realloc(d->src, (size_t)cap * sizeof(*d->src));
-
-		if (!p)
-			npl_oom();
-		d->src = p;
-		d->srccap = cap;
-	}
-	d->src[d->nsrc].name = intern(d, name);
-	d->src[d->nsrc].text = text;
-	d->nsrc++;
+	intern(d, name)->text = text;
 }
 
 static const char *source_of(const struct npl_diag *d, const char *name)
 {
-	int i;
+	const int *slot;
 
-	for (i = d->nsrc - 1; i >= 0; i--)
-		if (strcmp(d->src[i].name, name) == 0)
-			return d->src[i].text;
-	return NULL;
+	if (!d->nslots)
+		return NULL;
+	slot = slot_of(d, name);
+	return *slot ? d->names[*slot - 1].text : NULL;
 }
 
 /* The source line and a caret under the column, gcc style. */
@@ -183,9 +207,9 @@ void npl_diag_release(struct npl_diag *d)
 	for (i = 0; i < d->n; i++)
 		free(d->v[i].msg);
 	for (i = 0; i < d->nnames; i++)
-		free(d->names[i]);
+		free(d->names[i].name);
 	free(d->names);
+	free(d->slots);
 	free(d->v);
-	free(d->src);
 	memset(d, 0, sizeof(*d));
 }

@@ -3,11 +3,16 @@
  * (overrides, references, lookups); see recipe.h. One table of keys per
  * mapping: a key not in the table is an error with a did-you-mean.
  */
+#define _DEFAULT_SOURCE /* realpath, DT_DIR */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/dbcache.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/util.h"
@@ -938,22 +943,27 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 	db->layers[db->nlayers++] = L;
 }
 
-static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc, int source)
+/* The layer of one document (NULL for an engine-flags document, or when it is not a layer). */
+static struct npl_layer *build_layer(struct ctx *c, const char *file, const struct npl_ynode *doc,
+				     int source)
 {
 	const struct npl_ynode *kind;
 	struct npl_layer *L;
 	int i, k, before;
 
-	if (doc->kind != NPL_YMAP)
-		return fail(c, doc, "a recipe file holds mappings (key: value lines), not %s",
-			    npl_ykind_name(doc));
+	if (doc->kind != NPL_YMAP) {
+		fail(c, doc, "a recipe file holds mappings (key: value lines), not %s", npl_ykind_name(doc));
+		return NULL;
+	}
 	kind = map_get(doc, "kind");
-	if (!kind)
-		return fail(c, doc, "missing 'kind' (defaults, hardware, model, recipe or engine-flags)");
+	if (!kind) {
+		fail(c, doc, "missing 'kind' (defaults, hardware, model, recipe or engine-flags)");
+		return NULL;
+	}
 	if (kind->kind == NPL_YSCALAR && !strcmp(kind->str, "engine-flags")) {
 		c->db->engine_flags = doc;
 		c->db->engine_flags_file = file;
-		return 0;
+		return NULL;
 	}
 	for (k = 0; k < NPL_LAYER_COUNT; k++)
 		if (kind->kind == NPL_YSCALAR && !strcmp(kind->str, kind_names[k]))
@@ -964,8 +974,10 @@ static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc
 		const char *best = kind->kind == NPL_YSCALAR ? npl_did_you_mean(kind->str, all, 5) : NULL;
 
 		if (best)
-			return fail(c, kind, "unknown kind '%s' (did you mean '%s'?)", kind->str, best);
-		return fail(c, kind, "'kind' must be defaults, hardware, model, recipe or engine-flags");
+			fail(c, kind, "unknown kind '%s' (did you mean '%s'?)", kind->str, best);
+		else
+			fail(c, kind, "'kind' must be defaults, hardware, model, recipe or engine-flags");
+		return NULL;
 	}
 	L = npl_arena_alloc(c->a, sizeof(*L));
 	L->kind = (enum npl_layer_kind)k;
@@ -984,8 +996,7 @@ static int load_doc(struct ctx *c, const char *file, const struct npl_ynode *doc
 	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
 		fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
 	L->invalid = c->d->errors != before;
-	add_layer(c->db, L);
-	return 0;
+	return L;
 }
 
 /* ---- database --------------------------------------------------------- */
@@ -996,44 +1007,168 @@ void npl_db_init(struct npl_db *db, struct npl_arena *arena)
 	db->arena = arena;
 }
 
-int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
-		     struct npl_diag *d)
+/* Load one file's text; *ndocs (may be NULL) says how many documents it held. */
+static int load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
+		     struct npl_diag *d, int *ndocs_out)
 {
 	struct ctx c = {db, db->arena, d, NULL, 0};
 	struct npl_ynode **docs;
 	int ndocs, i;
 
+	if (ndocs_out)
+		*ndocs_out = 0;
 	npl_diag_source(d, name, text);
-	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
-		return -1;
-	for (i = 0; i < ndocs; i++)
-		load_doc(&c, name, docs[i], source);
 	if (source >= db->nsources)
 		db->nsources = source + 1;
+	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
+		return -1;
+	for (i = 0; i < ndocs; i++) {
+		struct npl_layer *L = build_layer(&c, name, docs[i], source);
+
+		if (L)
+			add_layer(db, L);
+	}
+	if (ndocs_out)
+		*ndocs_out = ndocs;
 	return c.rc;
+}
+
+int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
+		     struct npl_diag *d)
+{
+	return load_text(db, name, text, len, source, d, NULL);
+}
+
+/* Load one file through the cache: a file the cache knows becomes a lazy layer; a recipe
+ * file that loads without any message is added to it. */
+static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char *name,
+		       const char *text, size_t len, int source, struct npl_diag *d)
+{
+	struct npl_layer *L = npl_dbcache_get(cache, text, len, name, db->arena);
+	int before = d->n, nlayers = db->nlayers, ndocs, rc;
+
+	if (L) {
+		L->source = source;
+		L->lazy = 1;
+		L->text = text;
+		L->len = len;
+		npl_diag_source(d, name, text);
+		if (source >= db->nsources)
+			db->nsources = source + 1;
+		add_layer(db, L);
+		return 0;
+	}
+	rc = load_text(db, name, text, len, source, d, &ndocs);
+	if (cache && !rc && d->n == before && ndocs == 1 && db->nlayers == nlayers + 1 &&
+	    db->layers[nlayers]->kind == NPL_LAYER_RECIPE && !db->layers[nlayers]->invalid)
+		npl_dbcache_put(cache, text, len, db->layers[nlayers]);
+	return rc;
+}
+
+int npl_db_need(const struct npl_db *cdb, const struct npl_layer *cL, struct npl_diag *d)
+{
+	/* the layer and the db are the caller's; parsing on demand is memoisation, not a change */
+	struct npl_db *db = (struct npl_db *)cdb;
+	struct npl_layer *L = (struct npl_layer *)cL, keep;
+	struct ctx c = {db, db->arena, d, NULL, 0};
+	struct npl_ynode **docs;
+	struct npl_layer *N;
+	int ndocs;
+
+	if (!L->lazy)
+		return L->invalid ? -1 : 0;
+	keep = *L;
+	L->lazy = 0;
+	L->invalid = 1;   /* until the body proves otherwise */
+	if (npl_yaml_load(db->arena, keep.file, keep.text, keep.len, &docs, &ndocs, d))
+		return -1;
+	if (ndocs != 1 || !(N = build_layer(&c, keep.file, docs[0], keep.source)) ||
+	    N->kind != NPL_LAYER_RECIPE || !N->id || strcmp(N->id, keep.id)) {
+		/* the cache said otherwise: only a damaged cache gets here */
+		return npl_error(d, &keep.loc, "%s: the recipe cache disagrees with the file; "
+				 "run again with NPULAUNCH_CACHE=off and report it", keep.id);
+	}
+	/* keep what linking added: the references it resolved and the topology it completed */
+	N->model = keep.model;
+	N->hardware = keep.hardware;
+	N->topo[0] = keep.topo[0];
+	N->topo[1] = keep.topo[1];
+	*L = *N;
+	return L->invalid || c.rc ? -1 : 0;
 }
 
 int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 {
 	const struct npl_embedded *e;
+	struct npl_dbcache *cache = npl_dbcache_open("embedded");
 	int rc = 0;
 
 	for (e = npl_embedded_recipes; e->name; e++)
-		if (npl_db_load_text(db, e->name, e->data, e->len, 0, d))
+		if (load_cached(db, cache, e->name, e->data, e->len, 0, d))
 			rc = -1;
+	npl_dbcache_close(cache);
 	return rc;
 }
 
-static int namecmp(const void *a, const void *b)
+/* A folder entry: its path and whether it is a folder (from readdir's d_type when known). */
+struct dentry {
+	char *path;
+	int dir;
+};
+
+static int dentcmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct dentry *)a)->path, ((const struct dentry *)b)->path);
 }
 
-static int load_tree(struct npl_db *db, const char *dir, int source, struct npl_diag *d)
+/* A file's bytes in arena memory, NUL-terminated: open, fstat, one read, close. The
+ * fewest system calls per file, since a database may hold thousands (docs/performance.md). */
+static char *read_into(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t cap, got = 0;
+	char *p;
+
+	if (fd < 0) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, S_ISREG(st.st_mode) ? strerror(errno) : "not a file");
+		close(fd);
+		return NULL;
+	}
+	cap = (size_t)st.st_size + 1;   /* one more: a read that fills it means the file grew */
+	p = npl_arena_alloc(a, cap + 1);
+	for (;;) {
+		ssize_t r = read(fd, p + got, cap - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		got += (size_t)r;
+		if (got < cap)
+			break;   /* short read of a regular file: the end */
+		p = npl_arena_grow(a, p, got, cap * 2 + 1, 1);
+		cap *= 2;
+	}
+	close(fd);
+	p[got] = '\0';
+	*len = got;
+	return p;
+}
+
+static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *dir, int source,
+		     struct npl_diag *d)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
-	char **names = NULL;
+	struct dentry *ents = NULL;
 	size_t n = 0, cap = 0, i;
 	int rc = 0;
 
@@ -1044,35 +1179,31 @@ static int load_tree(struct npl_db *db, const char *dir, int source, struct npl_
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			names = realloc(names, cap * sizeof(*names));
-			if (!names)
+			ents = realloc(ents, cap * sizeof(*ents));
+			if (!ents)
 				npl_oom();
 		}
-		names[n++] = npl_arena_printf(db->arena, "%s/%s", dir, de->d_name);
+		ents[n].path = npl_arena_printf(db->arena, "%s/%s", dir, de->d_name);
+		/* a symbolic link or a file system without d_type: ask stat */
+		ents[n].dir = de->d_type == DT_DIR ? 1 : de->d_type == DT_REG ? 0 : npl_is_dir(ents[n].path);
+		n++;
 	}
 	closedir(dp);
 	if (n)
-		qsort(names, n, sizeof(*names), namecmp);
+		qsort(ents, n, sizeof(*ents), dentcmp);
 	for (i = 0; i < n; i++) {
-		if (npl_is_dir(names[i])) {
-			if (load_tree(db, names[i], source, d))
+		if (ents[i].dir) {
+			if (load_tree(db, cache, ents[i].path, source, d))
 				rc = -1;
-		} else if (npl_ends_with(names[i], ".yaml") || npl_ends_with(names[i], ".yml")) {
+		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
 			size_t len;
-			char *text = npl_read_file(names[i], &len, d);
+			char *text = read_into(db->arena, ents[i].path, &len, d);
 
-			if (!text) {
-				rc = -1;
-				continue;
-			}
-			char *copy = npl_arena_strndup(db->arena, text, len);
-
-			free(text);
-			if (npl_db_load_text(db, names[i], copy, len, source, d))
+			if (!text || load_cached(db, cache, ents[i].path, text, len, source, d))
 				rc = -1;
 		}
 	}
-	free(names);
+	free(ents);
 	return rc;
 }
 
@@ -1089,14 +1220,15 @@ int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
 	if (!npl_is_dir(dir))
 		return npl_error(d, NULL, "recipe folder '%s' does not exist or is not a folder", dir);
 	db->nsources = source + 1;
-	return load_tree(db, dir, source, d);
-}
+	{
+		char *real = realpath(dir, NULL);
+		struct npl_dbcache *cache = npl_dbcache_open(real ? real : dir);
+		int rc = load_tree(db, cache, dir, source, d);
 
-static int idcmp(const void *a, const void *b)
-{
-	const struct npl_layer *x = *(struct npl_layer *const *)a, *y = *(struct npl_layer *const *)b;
-
-	return strcmp(x->id, y->id);
+		npl_dbcache_close(cache);
+		free(real);
+		return rc;
+	}
 }
 
 static const char *const *layer_ids(struct npl_arena *a, struct npl_layer **v, int n)
@@ -1111,33 +1243,54 @@ static const char *const *layer_ids(struct npl_arena *a, struct npl_layer **v, i
 
 /* Keep the last-loaded layer of each (kind, id): a later folder overrides an
  * earlier one; twice in the same folder is an error. */
+/* A layer and its place in load order, to sort by id and keep that order within an id. */
+struct ranked {
+	struct npl_layer *L;
+	int order;
+};
+
+static int rankcmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	int c = strcmp(x->L->id, y->L->id);
+
+	return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+/* The layers of one kind in force, sorted by id: a later folder overrides an earlier
+ * one; the same id twice in one folder is an error (reported in load order).
+ * Sorting first keeps this O(n log n) for databases of thousands of recipes. */
 static int select_in_force(struct npl_db *db, enum npl_layer_kind kind, struct npl_layer ***out,
 			   int *nout, struct npl_diag *d)
 {
 	struct npl_layer **v = npl_arena_calloc(db->arena, (size_t)db->nlayers + 1, sizeof(*v));
-	int i, j, n = 0, rc = 0;
+	struct ranked *r = npl_arena_calloc(db->arena, (size_t)db->nlayers + 1, sizeof(*r));
+	struct npl_layer **dup_of = npl_arena_calloc(db->arena, (size_t)db->nlayers + 1, sizeof(*dup_of));
+	int i, nr = 0, n = 0, rc = 0;
 
-	for (i = 0; i < db->nlayers; i++) {
-		struct npl_layer *L = db->layers[i];
-
-		if (L->kind != kind || !L->id)
-			continue;
-		for (j = 0; j < n; j++)
-			if (!strcmp(v[j]->id, L->id))
-				break;
-		if (j < n && v[j]->source == L->source) {
-			rc = npl_error(d, &L->loc, "duplicate %s id '%s' (also defined at %s:%d:%d)",
-				       kind_names[kind], L->id, v[j]->loc.file, v[j]->loc.line,
-				       v[j]->loc.col);
-			continue;
+	for (i = 0; i < db->nlayers; i++)
+		if (db->layers[i]->kind == kind && db->layers[i]->id)
+			r[nr++] = (struct ranked){db->layers[i], i};
+	if (nr)
+		qsort(r, (size_t)nr, sizeof(*r), rankcmp);
+	for (i = 0; i < nr; i++) {
+		if (n && !strcmp(v[n - 1]->id, r[i].L->id)) {
+			if (v[n - 1]->source == r[i].L->source)
+				dup_of[r[i].order] = v[n - 1];
+			else
+				v[n - 1] = r[i].L;
+		} else {
+			v[n++] = r[i].L;
 		}
-		if (j < n)
-			v[j] = L;
-		else
-			v[n++] = L;
 	}
-	if (n)
-		qsort(v, (size_t)n, sizeof(*v), idcmp);
+	for (i = 0; i < db->nlayers; i++) {
+		const struct npl_layer *L = db->layers[i], *first = dup_of[i];
+
+		if (first)
+			rc = npl_error(d, &L->loc, "duplicate %s id '%s' (also defined at %s:%d:%d)",
+				       kind_names[kind], L->id, first->loc.file, first->loc.line,
+				       first->loc.col);
+	}
 	*out = v;
 	*nout = n;
 	return rc;

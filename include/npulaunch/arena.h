@@ -14,6 +14,7 @@ struct npl_arena_chunk;
 
 struct npl_arena {
 	struct npl_arena_chunk *head;
+	unsigned nchunks;   /* chunks grow with the count: 64 KiB up to 4 MiB */
 };
 
 /* Start an empty arena. */

@@ -30,8 +30,9 @@ struct npl_diag_entry {
 	char *msg;
 };
 
-struct npl_diag_source {
-	const char *name;
+/* A file name the diag has seen, and its text when known (for carets). */
+struct npl_diag_name {
+	char *name;
 	const char *text;
 };
 
@@ -40,11 +41,11 @@ struct npl_diag {
 	int n, cap;
 	int printed;            /* entries already flushed */
 	int errors, warnings;
-	struct npl_diag_source *src;
-	int nsrc, srccap;
 	int no_caret;           /* print without the source line and caret */
-	char **names;           /* copies of the file names in locations */
+	struct npl_diag_name *names;   /* copies of the file names in locations */
 	int nnames, capnames;
+	int *slots;             /* open-addressing hash of names: index + 1, 0 = empty */
+	int nslots;
 };
 
 #define NPL_DIAG_INIT {0}

@@ -4,6 +4,8 @@
 set -u
 : "${NPL:?NPL must name the npulaunch binary}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
+# every test starts with an empty recipe cache of its own: first runs fill it, later runs read it
+export NPULAUNCH_CACHE="$T/cache"
 trap 'rm -rf "$T"' EXIT
 nfail=0
 

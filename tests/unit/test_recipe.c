@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "npulaunch/dbcache.h"
 #include "npulaunch/recipe.h"
 
 struct fx {
@@ -323,6 +324,79 @@ static void test_load_dir_errors(void **state)
 	assert_string_equal(msg(f, 0), "error: recipe folder '/nonexistent/recipes' does not exist or is not a folder");
 }
 
+/* Open the shipped recipes folder with the cache on. */
+static void open_cached(struct npl_db *db, struct npl_arena *a, struct npl_diag *d)
+{
+	const char *dirs[] = {NPL_SOURCE_DIR "/recipes"};
+
+	npl_arena_init(a);
+	assert_int_equal(npl_db_open(db, a, dirs, 1, d), 0);
+	assert_int_equal(d->n, 0);
+}
+
+/* The cache: a second open gives lazy recipes with the same metadata; npl_db_need()
+ * gives the same body as a parse; a damaged entry is a miss, not a crash. */
+static void test_cache_round_trip(void **state)
+{
+	char dir[] = "/tmp/npl-cache-XXXXXX";
+	struct npl_arena a1, a2, a3;
+	struct npl_diag d1 = NPL_DIAG_INIT, d2 = NPL_DIAG_INIT, d3 = NPL_DIAG_INIT;
+	struct npl_db cold, warm, off;
+	int i, lazy = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("NPULAUNCH_CACHE", "off", 1);
+	open_cached(&off, &a3, &d3);
+	setenv("NPULAUNCH_CACHE", dir, 1);
+	open_cached(&cold, &a1, &d1);
+	open_cached(&warm, &a2, &d2);
+	setenv("NPULAUNCH_CACHE", "off", 1);
+	assert_int_equal(warm.nrecipes, off.nrecipes);
+	for (i = 0; i < warm.nrecipes; i++) {
+		const struct npl_layer *W = warm.recipes[i], *O = off.recipes[i];
+
+		lazy += W->lazy && W->source == 1;
+		assert_string_equal(W->id, O->id);
+		assert_string_equal(W->name, O->name);
+		assert_string_equal(W->file, O->file);
+		assert_ptr_equal(W->model, npl_db_model(&warm, O->model->id));
+		assert_int_equal(W->cards, O->cards);
+		assert_int_equal(W->mode, O->mode);
+		assert_string_equal(W->dataset, O->dataset);
+		assert_int_equal(W->tpot_us, O->tpot_us);
+		assert_int_equal(W->ttft_us, O->ttft_us);
+		assert_int_equal(W->model_ref.loc.line, O->model_ref.loc.line);
+		assert_int_equal(W->model_ref.loc.col, O->model_ref.loc.col);
+		assert_int_equal(W->topo[0].cards.v, O->topo[0].cards.v);
+		assert_int_equal(W->topo[1].instances.v, O->topo[1].instances.v);
+		assert_int_equal(W->bench.input.v, O->bench.input.v);
+		assert_int_equal(W->bench.output.v, O->bench.output.v);
+		/* the body on demand */
+		assert_int_equal(npl_db_need(&warm, W, &d2), 0);
+		assert_false(W->lazy);
+		assert_int_equal(W->scope[NPL_SCOPE_SERVER].nflags, O->scope[NPL_SCOPE_SERVER].nflags);
+		assert_int_equal(W->scope[NPL_SCOPE_SERVER].nenv, O->scope[NPL_SCOPE_SERVER].nenv);
+		assert_int_equal(W->nwaive, O->nwaive);
+		assert_int_equal(W->spec.steps.v, O->spec.steps.v);
+		assert_ptr_equal(W->hardware, npl_db_hardware(&warm, O->hardware->id));
+	}
+	assert_int_equal(lazy, warm.nrecipes);   /* every recipe of the folder came from the cache */
+	assert_int_equal(d2.n, 0);
+	npl_diag_release(&d1);
+	npl_diag_release(&d2);
+	npl_diag_release(&d3);
+	npl_arena_release(&a1);
+	npl_arena_release(&a2);
+	npl_arena_release(&a3);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kinds_and_shapes_of_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hardware_and_model_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_dir_errors, setup, teardown),
+		cmocka_unit_test(test_cache_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -824,8 +824,39 @@ static void test_diag_caret(void **state)
 				"    1 | changed\n"
 				"      |   ^");
 	npl_diag_release(&d);
-	assert_int_equal(d.nsrc, 0);
-	assert_null(d.src);
+	assert_int_equal(d.nnames, 0);
+	assert_null(d.names);
+	assert_null(d.slots);
+}
+
+/* Thousands of files: every name keeps its own text through the hash's growth. */
+static void test_diag_many_sources(void **state)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	static char texts[3000][16];
+	char name[32], want[96], *got;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "r/%d.yaml", i);
+		snprintf(texts[i], sizeof(texts[i]), "line %d\n", i);
+		npl_diag_source(&d, name, texts[i]);
+	}
+	assert_int_equal(d.nnames, 3000);
+	for (i = 0; i < 3000; i += 7) {
+		struct npl_loc loc;
+
+		snprintf(name, sizeof(name), "r/%d.yaml", i);
+		loc = (struct npl_loc){name, 1, 1};
+		npl_error(&d, &loc, "e");
+		got = npl_diag_format(&d, &d.v[d.n - 1], 1);
+		snprintf(want, sizeof(want), "r/%d.yaml:1:1: error: e\n    1 | line %d\n      | ^", i, i);
+		assert_string_equal(got, want);
+		free(got);
+	}
+	assert_int_equal(d.nnames, 3000);   /* the locations reused the names */
+	npl_diag_release(&d);
 }
 
 static char *flush_to_string(struct npl_diag *d)
@@ -899,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_arena_many_and_large),
 		cmocka_unit_test(test_diag_counts),
 		cmocka_unit_test(test_diag_format),
+		cmocka_unit_test(test_diag_many_sources),
 		cmocka_unit_test(test_diag_caret),
 		cmocka_unit_test(test_diag_flush),
 	};

@@ -1,0 +1,515 @@
+/* dbcache.c: the per-user cache of loaded recipe metadata; see dbcache.h. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "npulaunch/buf.h"
+#include "npulaunch/dbcache.h"
+#include "npulaunch/recipe.h"
+#include "npulaunch/util.h"
+
+#define MAGIC "NPLCACHE"
+#define FORMAT 1u                /* bump when the payload's fields change */
+#define MAX_FILE (256u << 20)    /* a cache larger than this is not ours */
+
+struct entry {
+	uint64_t h1, h2;
+	uint32_t len;                /* of the recipe file */
+	uint32_t size;               /* of the payload */
+	const unsigned char *payload;
+	int used;
+};
+
+struct npl_dbcache {
+	char *path;
+	unsigned char id[64];        /* the build id of this binary */
+	size_t idlen;
+	unsigned char *old;          /* the cache file as read */
+	struct entry *v;             /* its entries, sorted by (h1, h2, len) */
+	size_t n;
+	struct npl_buf add;          /* entries added in this run, serialised */
+	size_t nadd;
+};
+
+/* ---- hashing ----------------------------------------------------------- */
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+/* Two independent 64-bit lanes over 8-byte words: about a byte per cycle, and
+ * 128 bits so that two different files never meet by accident. Not a defence
+ * against a forger: the cache lives in the user's own folder. */
+static void hash128(const char *p, size_t n, uint64_t *h1, uint64_t *h2)
+{
+	uint64_t a = 0x9e3779b97f4a7c15ULL ^ n, b = 0xc2b2ae3d27d4eb4fULL + n, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		a = (a ^ w) * 0x100000001b3ULL;
+		a ^= a >> 29;
+		b = (b + w) * 0x9fb21c651e98df25ULL;
+		b ^= b >> 31;
+	}
+	w = 0;
+	memcpy(&w, p + i, n - i);
+	a = (a ^ w) * 0x100000001b3ULL;
+	b = (b + w) * 0x9fb21c651e98df25ULL;
+	*h1 = mix(a ^ mix(b));
+	*h2 = mix(b + mix(a));
+}
+
+/* ---- the build id of this binary ---------------------------------------- */
+
+struct idsearch {
+	unsigned char *out;
+	size_t len;
+};
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct idsearch *s = arg;
+	int i;
+
+	(void)size;
+	/* the first object is the program itself */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			ElfW(Nhdr) nh;
+			const unsigned char *name, *desc;
+
+			memcpy(&nh, p, sizeof(nh));
+			name = p + sizeof(nh);
+			desc = name + ((nh.n_namesz + 3) & ~3u);
+			if (desc + nh.n_descsz > end)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= 64) {
+				memcpy(s->out, desc, nh.n_descsz);
+				s->len = nh.n_descsz;
+				return 1;
+			}
+			p = desc + ((nh.n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;   /* only the program */
+}
+
+static size_t build_id(unsigned char out[64])
+{
+	struct idsearch s = {out, 0};
+
+	dl_iterate_phdr(find_build_id, &s);
+	return s.len;
+}
+
+/* ---- where ------------------------------------------------------------- */
+
+char *npl_dbcache_path(const char *key)
+{
+	const char *env = getenv("NPULAUNCH_CACHE"), *xdg = getenv("XDG_CACHE_HOME"),
+		   *home = getenv("HOME");
+	struct npl_buf b = NPL_BUF_INIT;
+	uint64_t h1, h2;
+
+	if (env && (!strcmp(env, "off") || !*env))
+		return NULL;
+	if (env)
+		npl_buf_puts(&b, env);
+	else if (xdg && xdg[0] == '/')
+		npl_buf_printf(&b, "%s/npulaunch", xdg);
+	else if (home && home[0] == '/')
+		npl_buf_printf(&b, "%s/.cache/npulaunch", home);
+	else
+		return NULL;
+	hash128(key, strlen(key), &h1, &h2);
+	npl_buf_printf(&b, "/recipes-%016llx.cache", (unsigned long long)h1);
+	return npl_buf_detach(&b);
+}
+
+/* ---- payload: one visitor both writes and reads the fields --------------- */
+
+struct io {
+	int reading, bad;
+	struct npl_buf *out;               /* writing */
+	const unsigned char *p, *end;      /* reading */
+	struct npl_arena *a;
+	const char *file;
+};
+
+static void io_raw(struct io *io, void *v, size_t n)
+{
+	if (!io->reading) {
+		npl_buf_add(io->out, v, n);
+		return;
+	}
+	if (io->bad || (size_t)(io->end - io->p) < n) {
+		io->bad = 1;
+		memset(v, 0, n);
+		return;
+	}
+	memcpy(v, io->p, n);
+	io->p += n;
+}
+
+static void io_int(struct io *io, int *v)
+{
+	int32_t x = (int32_t)*v;
+
+	io_raw(io, &x, sizeof(x));
+	*v = x;
+}
+
+static void io_ll(struct io *io, long long *v)
+{
+	int64_t x = (int64_t)*v;
+
+	io_raw(io, &x, sizeof(x));
+	*v = x;
+}
+
+static void io_loc(struct io *io, struct npl_loc *l)
+{
+	io_int(io, &l->line);
+	io_int(io, &l->col);
+	if (io->reading)
+		l->file = l->line ? io->file : NULL;
+}
+
+/* A string that may be NULL: length + 1 (0 for NULL), then the bytes. */
+static void io_str(struct io *io, const char **s)
+{
+	uint32_t n = *s ? (uint32_t)strlen(*s) + 1 : 0;
+
+	io_raw(io, &n, sizeof(n));
+	if (!io->reading) {
+		if (n)
+			npl_buf_add(io->out, *s, n - 1);
+		return;
+	}
+	*s = NULL;
+	if (!n || io->bad)
+		return;
+	if ((size_t)(io->end - io->p) < n - 1 || memchr(io->p, '\0', n - 1)) {
+		io->bad = 1;
+		return;
+	}
+	*s = npl_arena_strndup(io->a, (const char *)io->p, n - 1);
+	io->p += n - 1;
+}
+
+static void io_nstr(struct io *io, struct npl_str *s)
+{
+	io_str(io, &s->s);
+	io_loc(io, &s->loc);
+}
+
+static void io_nint(struct io *io, struct npl_int *v)
+{
+	io_int(io, &v->set);
+	io_int(io, &v->v);
+	io_loc(io, &v->loc);
+}
+
+/* Every field of a recipe that linking, `list` and selection read before npl_db_need(). */
+static void visit(struct io *io, struct npl_layer *L)
+{
+	int mode = (int)L->mode, i;
+
+	io_loc(io, &L->loc);
+	io_str(io, &L->id);
+	io_str(io, &L->name);
+	io_nstr(io, &L->model_ref);
+	io_nstr(io, &L->hardware_ref);
+	io_int(io, &L->cards);
+	io_loc(io, &L->cards_loc);
+	io_int(io, &mode);
+	io_loc(io, &L->mode_loc);
+	io_str(io, &L->quantization);
+	io_str(io, &L->dataset);
+	io_str(io, &L->tier);
+	io_str(io, &L->tpot_text);
+	io_str(io, &L->ttft_text);
+	io_ll(io, &L->tpot_us);
+	io_ll(io, &L->ttft_us);
+	io_loc(io, &L->topo_loc);
+	for (i = 0; i < 2; i++) {
+		io_nint(io, &L->topo[i].instances);
+		io_nint(io, &L->topo[i].cards);
+	}
+	io_nstr(io, &L->bench.dataset);
+	io_nstr(io, &L->bench.resolution);
+	io_nint(io, &L->bench.input);
+	io_nint(io, &L->bench.output);
+	io_nint(io, &L->bench.prefix);
+	io_nint(io, &L->bench.groups);
+	io_nint(io, &L->bench.images);
+	io_nint(io, &L->bench.concurrency);
+	io_nint(io, &L->bench.prompts);
+	if (io->reading) {
+		if (mode < NPL_MODE_NONE || mode > NPL_MODE_PD_DISAGG || !L->id)
+			io->bad = 1;
+		L->mode = (enum npl_mode)mode;
+	}
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+static int entcmp(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+
+	if (a->h1 != b->h1)
+		return a->h1 < b->h1 ? -1 : 1;
+	if (a->h2 != b->h2)
+		return a->h2 < b->h2 ? -1 : 1;
+	return (a->len > b->len) - (a->len < b->len);
+}
+
+static unsigned char *read_all(int fd, size_t *len)
+{
+	struct stat st;
+	unsigned char *p;
+	size_t got = 0;
+
+	/* ours, not writable by others, and a sane size */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < 16 || (unsigned long long)st.st_size > MAX_FILE)
+		return NULL;
+	p = malloc((size_t)st.st_size);
+	if (!p)
+		return NULL;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (r <= 0) {
+			free(p);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	*len = got;
+	return p;
+}
+
+/* Take in the entries of a cache file; anything out of place drops it whole. */
+static void parse(struct npl_dbcache *c, unsigned char *data, size_t len)
+{
+	const unsigned char *p = data, *end = data + len;
+	uint32_t format, idlen, count, i;
+
+	if (len < 20 || memcmp(p, MAGIC, 8))
+		return;
+	memcpy(&format, p + 8, 4);
+	memcpy(&idlen, p + 12, 4);
+	p += 16;
+	if (format != FORMAT || idlen != c->idlen || (size_t)(end - p) < idlen + 4u ||
+	    memcmp(p, c->id, idlen))
+		return;
+	p += idlen;
+	memcpy(&count, p, 4);
+	p += 4;
+	if (count > len / 24)
+		return;
+	c->v = calloc(count ? count : 1, sizeof(*c->v));
+	if (!c->v)
+		return;
+	for (i = 0; i < count; i++) {
+		struct entry *e = &c->v[i];
+
+		if ((size_t)(end - p) < 24) {
+			c->n = 0;
+			return;
+		}
+		memcpy(&e->h1, p, 8);
+		memcpy(&e->h2, p + 8, 8);
+		memcpy(&e->len, p + 16, 4);
+		memcpy(&e->size, p + 20, 4);
+		p += 24;
+		if ((size_t)(end - p) < e->size) {
+			c->n = 0;
+			return;
+		}
+		e->payload = p;
+		p += e->size;
+		c->n = i + 1;
+	}
+	qsort(c->v, c->n, sizeof(*c->v), entcmp);
+	c->old = data;
+}
+
+struct npl_dbcache *npl_dbcache_open(const char *key)
+{
+	struct npl_dbcache *c;
+	unsigned char *data;
+	size_t len;
+	int fd;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		npl_oom();
+	c->idlen = build_id(c->id);
+	c->path = npl_dbcache_path(key);
+	if (!c->idlen || !c->path) {
+		free(c->path);
+		free(c);
+		return NULL;
+	}
+	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		data = read_all(fd, &len);
+		close(fd);
+		if (data) {
+			parse(c, data, len);
+			if (!c->old)
+				free(data);
+		}
+	}
+	return c;
+}
+
+struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_t len,
+				  const char *file, struct npl_arena *a)
+{
+	struct entry key = {0}, *e;
+	struct npl_layer *L;
+	struct io io = {1, 0, NULL, NULL, NULL, a, file};
+
+	if (!c || !c->n || len > UINT32_MAX)
+		return NULL;
+	hash128(text, len, &key.h1, &key.h2);
+	key.len = (uint32_t)len;
+	e = bsearch(&key, c->v, c->n, sizeof(*c->v), entcmp);
+	if (!e)
+		return NULL;
+	L = npl_arena_calloc(a, 1, sizeof(*L));
+	L->kind = NPL_LAYER_RECIPE;
+	L->file = file;
+	io.p = e->payload;
+	io.end = e->payload + e->size;
+	visit(&io, L);
+	if (io.bad || io.p != io.end)
+		return NULL;   /* a damaged entry: parse the file instead */
+	e->used = 1;
+	return L;
+}
+
+void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const struct npl_layer *L)
+{
+	struct npl_buf payload = NPL_BUF_INIT;
+	struct io io = {0, 0, &payload, NULL, NULL, NULL, NULL};
+	struct npl_layer copy = *L;   /* the visitor takes a mutable layer; it does not change it */
+	uint64_t h1, h2;
+	uint32_t n = (uint32_t)len, size;
+
+	if (!c || len > UINT32_MAX)
+		return;
+	visit(&io, &copy);
+	hash128(text, len, &h1, &h2);
+	size = (uint32_t)payload.len;
+	npl_buf_add(&c->add, (const char *)&h1, 8);
+	npl_buf_add(&c->add, (const char *)&h2, 8);
+	npl_buf_add(&c->add, (const char *)&n, 4);
+	npl_buf_add(&c->add, (const char *)&size, 4);
+	npl_buf_add(&c->add, payload.data ? payload.data : "", payload.len);
+	npl_buf_release(&payload);
+	c->nadd++;
+}
+
+/* Write the entries used in this run and those added: a cache holds what its folder holds now. */
+static void save(struct npl_dbcache *c)
+{
+	struct npl_buf b = NPL_BUF_INIT, tmp = NPL_BUF_INIT;
+	uint32_t format = FORMAT, idlen = (uint32_t)c->idlen, count = 0;
+	size_t i, nused = 0;
+	char *slash;
+	int fd, ok;
+
+	for (i = 0; i < c->n; i++)
+		nused += c->v[i].used;
+	if (!c->nadd && nused == c->n)
+		return;   /* unchanged */
+	count = (uint32_t)(nused + c->nadd);
+	npl_buf_add(&b, MAGIC, 8);
+	npl_buf_add(&b, (const char *)&format, 4);
+	npl_buf_add(&b, (const char *)&idlen, 4);
+	npl_buf_add(&b, (const char *)c->id, c->idlen);
+	npl_buf_add(&b, (const char *)&count, 4);
+	for (i = 0; i < c->n; i++) {
+		const struct entry *e = &c->v[i];
+
+		if (!e->used)
+			continue;
+		npl_buf_add(&b, (const char *)&e->h1, 8);
+		npl_buf_add(&b, (const char *)&e->h2, 8);
+		npl_buf_add(&b, (const char *)&e->len, 4);
+		npl_buf_add(&b, (const char *)&e->size, 4);
+		npl_buf_add(&b, (const char *)e->payload, e->size);
+	}
+	if (c->add.len)
+		npl_buf_add(&b, c->add.data, c->add.len);
+
+	/* the folder, private; then a temporary file renamed over the old one */
+	slash = strrchr(c->path, '/');
+	if (slash && slash != c->path) {
+		struct npl_diag quiet = NPL_DIAG_INIT;
+
+		*slash = '\0';
+		npl_mkdirs(c->path, 0700, &quiet);   /* a failure shows at open() below */
+		npl_diag_release(&quiet);
+		*slash = '/';
+	}
+	npl_buf_printf(&tmp, "%s.%ld.tmp", c->path, (long)getpid());
+	fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		size_t off = 0;
+
+		ok = 1;
+		while (off < b.len) {
+			ssize_t w = write(fd, b.data + off, b.len - off);
+
+			if (w <= 0) {
+				ok = 0;
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (close(fd))
+			ok = 0;
+		if (!ok || rename(tmp.data, c->path))
+			unlink(tmp.data);
+	}
+	npl_buf_release(&tmp);
+	npl_buf_release(&b);
+}
+
+void npl_dbcache_close(struct npl_dbcache *c)
+{
+	if (!c)
+		return;
+	save(c);
+	free(c->old);
+	free(c->v);
+	npl_buf_release(&c->add);
+	free(c->path);
+	free(c);
+}
