@@ -1,9 +1,10 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: install what is missing, then build and
 # run every test plainly, under AddressSanitizer+UndefinedBehaviorSanitizer,
-# run each libFuzzer target briefly, and (when run as root) the tests once
+# run each libFuzzer target briefly, run the benchmark quickly (bench/run.sh
+# --quick: it must work; its times are for docs/performance.md, not a gate), and (when run as root) the tests once
 # more as an ordinary user. Warnings are errors.
-# Build folders: build/, build-asan/, build-fuzz/ (and /tmp/npulaunch-user-build).
+# Build folders: build/, build-asan/, build-fuzz/, build-bench/ (and /tmp/npulaunch-user-build).
 set -eu
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -26,6 +27,9 @@ step "fuzzing: each libFuzzer target for 30s (the longer run: tests/fuzz/run.sh 
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DNPL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$jobs"
 tests/fuzz/run.sh build-fuzz 30
+
+step "benchmark, quick: a Release build (warnings are errors there too) and its table; times are not judged"
+bench/run.sh --quick --build build-bench
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	step "as an ordinary user (nobody)"

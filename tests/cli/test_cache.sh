@@ -9,7 +9,7 @@ mkdir -p "$db"
 # the shipped recipes, one document per file, as a folder that overrides the compiled-in ones
 cp -r "$NPL_SRC/recipes/." "$db/"
 rm -rf "$db/engine"
-kimi=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+kimi="kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"
 
 # same CMD...: the output and exit status with no cache, cold and warm are one
 same() {
