@@ -185,6 +185,12 @@ static cJSON *site_view(const cJSON *plan, const cJSON *role)
 	return a;
 }
 
+/* An object that shows o's members without owning them (deleting it leaves o whole). */
+static cJSON *ref_of(const cJSON *o)
+{
+	return cJSON_IsObject(o) ? cJSON_CreateObjectReference(o->child) : cJSON_CreateNull();
+}
+
 static cJSON *role_view(const cJSON *plan, const cJSON *role)
 {
 	cJSON *v = cJSON_CreateObject(), *nl;
@@ -194,9 +200,10 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 	snprintf(gen, sizeof(gen), "npulaunch %s", NPL_VERSION);
 	cJSON_AddStringToObject(v, "generator", gen);
 	cJSON_AddStringToObject(v, "script", npl_json_str(role, "script"));
-	cJSON_AddItemToObject(v, "recipe",
-			      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), 1));
-	cJSON_AddItemToObject(v, "role", cJSON_Duplicate(role, 1));
+	/* the view refers to the plan's recipe and role, read-only: copying them was most of
+	 * render --all's time (docs/performance.md) */
+	cJSON_AddItemToObject(v, "recipe", ref_of(cJSON_GetObjectItemCaseSensitive(plan, "recipe")));
+	cJSON_AddItemToObject(v, "role", ref_of(role));
 	{
 		cJSON *site = site_view(plan, role);
 		const cJSON *e;

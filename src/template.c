@@ -40,15 +40,21 @@ struct render {
 	struct frame stack[MAX_DEPTH * 4];
 	int depth;
 	int partials;
+	/* partials parsed in this render, by their text: a partial inside a loop is parsed once */
+	struct parsed {
+		const char *text;
+		struct node root;
+	} parsed[16];
+	int nparsed;
 };
 
-static void pos_of(const char *text, const char *p, int *line, int *col)
+/* Move a position (*at, *line, *col) forward to p: tags are found in order, so a
+ * template's positions cost one pass over its text, not one per tag. */
+static void pos_of(const char **at, const char *p, int *line, int *col)
 {
 	const char *q;
 
-	*line = 1;
-	*col = 1;
-	for (q = text; q < p; q++) {
+	for (q = *at; q < p; q++) {
 		if (*q == '\n') {
 			(*line)++;
 			*col = 1;
@@ -56,6 +62,7 @@ static void pos_of(const char *text, const char *p, int *line, int *col)
 			(*col)++;
 		}
 	}
+	*at = p;
 }
 
 static struct node *add(struct npl_arena *a, struct node *parent, enum tok kind)
@@ -90,8 +97,8 @@ static int parse(struct npl_arena *a, const char *file, const char *text, struct
 		 struct npl_diag *d)
 {
 	struct node *stack[MAX_DEPTH];
-	int depth = 0, line, col;
-	const char *p = text;
+	int depth = 0, line = 1, col = 1;
+	const char *p = text, *at = text;
 
 	stack[0] = root;
 	for (;;) {
@@ -110,7 +117,7 @@ static int parse(struct npl_arena *a, const char *file, const char *text, struct
 			}
 			break;
 		}
-		pos_of(text, open, &line, &col);
+		pos_of(&at, open, &line, &col);
 		loc = (struct npl_loc){file, line, col};
 		sigil = open[2];
 		if (sigil == '{') {
@@ -351,9 +358,17 @@ static int render_node(struct render *r, const struct node *n)
 		npl_diag_source(r->d, file, text);
 		if (++r->partials > 64)
 			return npl_error(r->d, &loc, "partials include each other too deep");
-		memset(&root, 0, sizeof(root));
-		if (parse(r->a, file, text, &root, r->d))
-			return -1;
+		for (i = 0; i < r->nparsed && r->parsed[i].text != text; i++)
+			;
+		if (i < r->nparsed) {
+			root = r->parsed[i].root;
+		} else {
+			memset(&root, 0, sizeof(root));
+			if (parse(r->a, file, text, &root, r->d))
+				return -1;
+			if (r->nparsed < (int)(sizeof(r->parsed) / sizeof(r->parsed[0])))
+				r->parsed[r->nparsed++] = (struct parsed){text, root};
+		}
 		r->file = file;
 		rc = render_nodes(r, root.kids, root.nkids);
 		r->file = saved;
