@@ -73,14 +73,11 @@ int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 			npl_db_load_dir(&db, argv[i], &cli->diag);
 		} else {
 			size_t len;
-			char *text = npl_read_file(argv[i], &len, &cli->diag);
+			/* in the arena: the diag and the db keep pointing into the text */
+			char *text = npl_read_file_in(&cli->arena, argv[i], &len, &cli->diag);
 
-			if (text) {
-				char *copy = npl_arena_strndup(&cli->arena, text, len);
-
-				free(text);
-				npl_db_load_text(&db, argv[i], copy, len, db.nsources ? db.nsources : 1, &cli->diag);
-			}
+			if (text)
+				npl_db_load_text(&db, argv[i], text, len, db.nsources ? db.nsources : 1, &cli->diag);
 		}
 	}
 	npl_db_link(&db, &cli->diag);

@@ -6,9 +6,6 @@
 #define _DEFAULT_SOURCE /* realpath, DT_DIR */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1121,48 +1118,6 @@ static int dentcmp(const void *a, const void *b)
 	return strcmp(((const struct dentry *)a)->path, ((const struct dentry *)b)->path);
 }
 
-/* A file's bytes in arena memory, NUL-terminated: open, fstat, one read, close. The
- * fewest system calls per file, since a database may hold thousands (docs/performance.md). */
-static char *read_into(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	size_t cap, got = 0;
-	char *p;
-
-	if (fd < 0) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, S_ISREG(st.st_mode) ? strerror(errno) : "not a file");
-		close(fd);
-		return NULL;
-	}
-	cap = (size_t)st.st_size + 1;   /* one more: a read that fills it means the file grew */
-	p = npl_arena_alloc(a, cap + 1);
-	for (;;) {
-		ssize_t r = read(fd, p + got, cap - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-			close(fd);
-			return NULL;
-		}
-		got += (size_t)r;
-		if (got < cap)
-			break;   /* short read of a regular file: the end */
-		p = npl_arena_grow(a, p, got, cap * 2 + 1, 1);
-		cap *= 2;
-	}
-	close(fd);
-	p[got] = '\0';
-	*len = got;
-	return p;
-}
-
 static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *dir, int source,
 		     struct npl_diag *d)
 {
@@ -1197,7 +1152,7 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *d
 				rc = -1;
 		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
 			size_t len;
-			char *text = read_into(db->arena, ents[i].path, &len, d);
+			char *text = npl_read_file_in(db->arena, ents[i].path, &len, d);
 
 			if (!text || load_cached(db, cache, ents[i].path, text, len, source, d))
 				rc = -1;

@@ -182,13 +182,9 @@ int npl_site_load_text(struct npl_site *s, struct npl_arena *a, const char *name
 int npl_site_load_file(struct npl_site *s, struct npl_arena *a, const char *path, struct npl_diag *d)
 {
 	size_t len;
-	char *text = npl_read_file(path, &len, d), *copy;
+	char *text = npl_read_file_in(a, path, &len, d);
 
-	if (!text)
-		return -1;
-	copy = npl_arena_strndup(a, text, len);
-	free(text);
-	return npl_site_load_text(s, a, path, copy, len, d);
+	return text ? npl_site_load_text(s, a, path, text, len, d) : -1;
 }
 
 void npl_site_fill(struct npl_site *dst, const struct npl_site *from)

@@ -1,37 +1,74 @@
 /* util.c: files, strings, spelling suggestions, shell quoting; see util.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "npulaunch/arena.h"
 #include "npulaunch/util.h"
 
+char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t cap, got = 0, size = 0;
+	char *p;
+
+	if (fd < 0) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	/* A regular file's size is known: a read of size + 1 bytes that returns exactly size
+	 * is its end (open, fstat, read, close: a database may hold thousands of files).
+	 * procfs and sysfs sizes are not the truth, pipes have none: those read until 0. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		size = (size_t)st.st_size;
+	cap = size ? size + 1 : 4096;
+	p = a ? npl_arena_alloc(a, cap + 1) : malloc(cap + 1);
+	if (!p)
+		npl_oom();
+	for (;;) {
+		ssize_t r = read(fd, p + got, cap - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+			close(fd);
+			if (!a)
+				free(p);
+			return NULL;
+		}
+		got += (size_t)r;
+		if (r == 0 || (size && got == size))
+			break;
+		if (got == cap) {
+			if (a) {
+				p = npl_arena_grow(a, p, got, cap * 2 + 1, 1);
+			} else {
+				char *q = realloc(p, cap * 2 + 1);
+
+				if (!q)
+					npl_oom();
+				p = q;
+			}
+			cap *= 2;
+		}
+	}
+	close(fd);
+	p[got] = '\0';
+	if (len)
+		*len = got;
+	return p;
+}
+
 char *npl_read_file(const char *path, size_t *len, struct npl_diag *d)
 {
-	struct npl_buf b = NPL_BUF_INIT;
-	char chunk[65536];
-	size_t n;
-	FILE *fp = fopen(path, "rb");
-
-	if (!fp) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-		npl_buf_add(&b, chunk, n);
-	if (ferror(fp)) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-		fclose(fp);
-		npl_buf_release(&b);
-		return NULL;
-	}
-	fclose(fp);
-	if (len)
-		*len = b.len;
-	return npl_buf_detach(&b);
+	return npl_read_file_in(NULL, path, len, d);
 }
 
 int npl_is_dir(const char *path)

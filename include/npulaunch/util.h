@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/diag.h"
 
@@ -15,6 +16,8 @@
 
 /* Read a whole file into malloc'ed memory (NUL-terminated); NULL and a diagnostic on error. */
 char *npl_read_file(const char *path, size_t *len, struct npl_diag *d);
+/* The same into arena memory when a is not NULL. */
+char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d);
 /* Create a directory and its parents (like mkdir -p); -1 and a diagnostic on error. */
 int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d);
 /* 1 when path names an existing directory. */

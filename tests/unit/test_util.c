@@ -316,6 +316,48 @@ static void test_read_file(void **state)
 	assert_int_equal(strlen(text), 200000);
 	assert_string_equal(text, big);
 	free(text);
+
+	/* into an arena */
+	{
+		struct npl_arena a;
+
+		npl_arena_init(&a);
+		text = npl_read_file_in(&a, path, &len, &d);
+		assert_non_null(text);
+		assert_int_equal(len, 200000);
+		assert_string_equal(text, big);
+		npl_arena_release(&a);
+	}
+
+	/* no size to go by: procfs says 0, a pipe says nothing; read to the end all the same */
+	text = npl_read_file("/proc/self/maps", &len, &d);
+	assert_non_null(text);
+	assert_true(len > 100);
+	assert_int_equal(strlen(text), len);
+	assert_non_null(strstr(text, "\n"));
+	free(text);
+	{
+		int fds[2];
+		char fdpath[64];
+		pid_t pid;
+
+		assert_int_equal(pipe(fds), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(fds[0]);
+			_exit(write(fds[1], big, 200000) == 200000 ? 0 : 1);
+		}
+		close(fds[1]);
+		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fds[0]);
+		text = npl_read_file(fdpath, &len, &d);
+		close(fds[0]);
+		waitpid(pid, NULL, 0);
+		assert_non_null(text);
+		assert_int_equal(len, 200000);
+		assert_string_equal(text, big);
+		free(text);
+	}
 	free(big);
 
 	assert_int_equal(d.errors, 0);
