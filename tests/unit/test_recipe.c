@@ -11,6 +11,7 @@
 
 #include "npulaunch/dbcache.h"
 #include "npulaunch/recipe.h"
+#include "unit.h"
 
 struct fx {
 	struct npl_arena a;
@@ -50,16 +51,9 @@ static int load(struct fx *f, const char *text)
 	return rc;
 }
 
-static char *msg(struct fx *f, int i)
+static const char *msg(struct fx *f, int i)
 {
-	static char buf[1024];
-	char *s;
-
-	assert_true(i < f->d.n);
-	s = npl_diag_format(&f->d, &f->d.v[i], 0);
-	snprintf(buf, sizeof(buf), "%s", s);
-	free(s);
-	return buf;
+	return npl_test_msg(&f->d, i);
 }
 
 #define RECIPE_HEAD                                                                                \

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "npulaunch/plan.h"
+#include "unit.h"
 
 struct fx {
 	struct npl_arena a;
@@ -58,14 +59,7 @@ static cJSON *resolve(struct fx *f, const char *id, const struct npl_override *o
 
 static const char *msg(struct fx *f, int i)
 {
-	static char buf[1024];
-	char *s;
-
-	assert_true(i < f->d.n);
-	s = npl_diag_format(&f->d, &f->d.v[i], 0);
-	snprintf(buf, sizeof(buf), "%s", s);
-	free(s);
-	return buf;
+	return npl_test_msg(&f->d, i);
 }
 
 static const cJSON *node(const cJSON *plan, const char *role, int i)

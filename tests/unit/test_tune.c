@@ -22,6 +22,7 @@
 #include "harness.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/tune.h"
+#include "unit.h"
 
 struct fx {
 	struct sim s;
@@ -58,14 +59,7 @@ static void drop(struct fx *f)
 
 static const char *msg(struct fx *f, int i)
 {
-	static char buf[2048];
-	char *s;
-
-	assert_true(i < f->d.n);
-	s = npl_diag_format(&f->d, &f->d.v[i], 0);
-	snprintf(buf, sizeof(buf), "%s", s);
-	free(s);
-	return buf;
+	return npl_test_msg(&f->d, i);
 }
 
 static char *at(struct fx *f, const char *rel)
