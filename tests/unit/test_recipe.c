@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "npulaunch/dbcache.h"
 #include "npulaunch/recipe.h"
+#include "npulaunch/util.h"
 #include "unit.h"
 
 struct fx {
@@ -391,6 +393,69 @@ static void test_cache_round_trip(void **state)
 	}
 }
 
+/* Every byte of a cache entry damaged in turn: a miss or a layer with an id, never a crash or
+ * a read out of bounds (ASan watches this run in CI). */
+static void test_cache_damaged_bytes(void **state)
+{
+	char dir[] = "/tmp/npl-cache-XXXXXX", cmd[128], *path, *good;
+	static const char text[] = "kind: recipe\n"
+				   "title: Test W8A8 8P IN8K OUT1K 50ms\n"
+				   "model: kimi-k2.6\nhardware: ascend-a3\ncards: 8\nmode: pd-mixed\n"
+				   "quantization: W8A8\ndataset: 8k+1k\ntpot: 50ms\n"
+				   "bench: {dataset: random, input: 8000, output: 1000}\n";
+	struct npl_arena a;
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_db db;
+	struct npl_dbcache *c;
+	size_t len, i;
+	int hits = 0, misses = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("NPULAUNCH_CACHE", dir, 1);
+	npl_arena_init(&a);
+	npl_db_init(&db, &a);
+	assert_int_equal(npl_db_load_text(&db, "t.yaml", text, strlen(text), 1, &d), 0);
+	assert_int_equal(db.nlayers, 1);
+	c = npl_dbcache_open("damage");
+	assert_non_null(c);
+	npl_dbcache_put(c, text, strlen(text), db.layers[0]);
+	npl_dbcache_close(c);
+	path = npl_dbcache_path("damage");
+	good = npl_read_file(path, &len, &d);
+	assert_non_null(good);
+	for (i = 0; i < len; i++) {
+		FILE *fp = fopen(path, "wb");
+		struct npl_layer *L;
+
+		assert_non_null(fp);
+		good[i] ^= 0x5a;
+		assert_int_equal(fwrite(good, 1, len, fp), len);
+		good[i] ^= 0x5a;
+		fclose(fp);
+		chmod(path, 0600);
+		c = npl_dbcache_open("damage");
+		L = npl_dbcache_get(c, text, strlen(text), "t.yaml", &a);
+		if (L) {
+			assert_non_null(L->id);
+			hits++;
+		} else {
+			misses++;
+		}
+		npl_dbcache_close(c);
+	}
+	/* the header and the key bytes must miss; some payload bytes (a number) still read */
+	assert_true(misses > 40);
+	assert_true(hits > 0);
+	setenv("NPULAUNCH_CACHE", "off", 1);
+	free(good);
+	free(path);
+	npl_diag_release(&d);
+	npl_arena_release(&a);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hardware_and_model_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_dir_errors, setup, teardown),
 		cmocka_unit_test(test_cache_round_trip),
+		cmocka_unit_test(test_cache_damaged_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
