@@ -53,14 +53,50 @@ void npl_buf_vprintf(struct npl_buf *b, const char *fmt, va_list ap)
 	va_list cp;
 	int n;
 
+	size_t room = b->cap > b->len ? b->cap - b->len : 0;
+
+	/* format once into the room there is; a second time only when it did not fit */
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		npl_oom();
-	reserve(b, (size_t)n);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	if ((size_t)n >= room) {
+		reserve(b, (size_t)n);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	}
 	b->len += (size_t)n;
+}
+
+void npl_buf_json_string(struct npl_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	npl_buf_putc(b, '"');
+	while (*s) {
+		size_t n = 0;
+
+		while (s[n] && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+			n++;
+		npl_buf_add(b, s, n);
+		s += n;
+		if (!*s)
+			break;
+		switch (*s) {
+		case '"': npl_buf_add(b, "\\\"", 2); break;
+		case '\\': npl_buf_add(b, "\\\\", 2); break;
+		case '\n': npl_buf_add(b, "\\n", 2); break;
+		case '\t': npl_buf_add(b, "\\t", 2); break;
+		case '\r': npl_buf_add(b, "\\r", 2); break;
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[(unsigned char)*s >> 4], hex[*s & 15]};
+
+			npl_buf_add(b, u, 6);
+		}
+		}
+		s++;
+	}
+	npl_buf_putc(b, '"');
 }
 
 void npl_buf_printf(struct npl_buf *b, const char *fmt, ...)

@@ -62,9 +62,10 @@ static char *read_small(const char *path)
 	return xstrdup(buf);
 }
 
-static int write_text(const char *path, const char *text, size_t len)
+/* Replace the file rel under dirfd (AT_FDCWD: a path) with text. */
+static int write_text_at(int dirfd, const char *rel, const char *text, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), e;
+	int fd = openat(dirfd, rel, O_WRONLY | O_TRUNC | O_CLOEXEC), e;
 	ssize_t w;
 
 	if (fd < 0)
@@ -78,6 +79,17 @@ static int write_text(const char *path, const char *text, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+static int write_text(const char *path, const char *text, size_t len)
+{
+	return write_text_at(AT_FDCWD, path, text, len);
+}
+
+/* An item's file: relative to the cpu folder for governors, else its path. */
+static int write_item(const struct npl_tune *t, const struct npl_tune_item *it, const char *text, size_t len)
+{
+	return it->rel ? write_text_at(t->cpudir, it->rel, text, len) : write_text(it->path, text, len);
 }
 
 /* Values compare with their whitespace normalised: "0\n" holds "0". */
@@ -135,19 +147,45 @@ static struct npl_tune_item *add_item(struct npl_tune *t, char *name, char *path
 	return it;
 }
 
-/* Read the item's file and check that it can be opened for writing. */
-static int probe(struct npl_tune_item *it, struct npl_diag *d)
+/* Read up to MAX_READ bytes of fd into a string (up to its first NUL); NULL with errno set. */
+static char *read_fd(int fd)
+{
+	char buf[MAX_READ + 1];
+	ssize_t n = read(fd, buf, MAX_READ);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+/*
+ * Read the item's file and check that it can be opened for writing, in one open: O_RDWR proves
+ * both. rel is the file relative to dirfd (AT_FDCWD: it->path). 1 when the file does not exist
+ * and missing_ok is set (nothing reported), -1 on an error, 0 when it can be changed.
+ */
+static int probe_at(int dirfd, const char *rel, struct npl_tune_item *it, int missing_ok, struct npl_diag *d)
 {
 	struct npl_loc at = {it->path, 0, 0};
-	int fd;
+	int fd = openat(dirfd, rel, O_RDWR | O_CLOEXEC), e;
 
-	it->current = read_small(it->path);
-	if (!it->current)
-		return npl_error(d, &at, "cannot read %s: %s", it->name, strerror(errno));
-	fd = open(it->path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return npl_error(d, &at, "cannot write %s: %s", it->name, strerror(errno));
+	if (fd < 0 && errno == ENOENT && missing_ok)
+		return 1;
+	if (fd < 0) {
+		/* not writable: read it all the same, for the report */
+		e = errno;
+		fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return npl_error(d, &at, "cannot read %s: %s", it->name, strerror(errno));
+		it->current = read_fd(fd);
+		close(fd);
+		return npl_error(d, &at, "cannot write %s: %s", it->name, strerror(e));
+	}
+	it->current = read_fd(fd);
+	e = errno;
 	close(fd);
+	if (!it->current)
+		return npl_error(d, &at, "cannot read %s: %s", it->name, strerror(e));
 	return 0;
 }
 
@@ -218,6 +256,32 @@ int npl_cpus_online(const char *root, unsigned char *set, int n, struct npl_diag
 	return count;
 }
 
+/* Take back the item add_item() made last. */
+static void drop_last(struct npl_tune *t)
+{
+	struct npl_tune_item *it = &t->v[--t->n];
+
+	free(it->name);
+	free(it->path);
+	free(it->current);
+	free(it->wanted);
+}
+
+/* 1 when a space-separated list of governors holds wanted. */
+static int offers(const char *list, const char *wanted)
+{
+	size_t n = strlen(wanted);
+
+	for (;;) {
+		list += strspn(list, " \t\n");
+		if (!*list)
+			return 0;
+		if (strncmp(list, wanted, n) == 0 && (!list[n] || strchr(" \t\n", list[n])))
+			return 1;
+		list += strcspn(list, " \t\n");
+	}
+}
+
 static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_diag *d)
 {
 	unsigned char *online = malloc(MAX_CPUS);
@@ -230,49 +294,57 @@ static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_
 		free(online);
 		return -1;
 	}
-	for (c = 0; c < MAX_CPUS; c++) {
-		char *gov, *avail_path, *avail;
+	/* every governor is opened relative to the cpu folder: a short path walk per CPU */
+	{
+		char *dir = path_of(t->root, "/sys/devices/system/cpu");
+
+		t->cpudir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (t->cpudir < 0 && errno != ENOENT) {
+			struct npl_loc at = {dir, 0, 0};
+
+			rc = npl_error(d, &at, "cannot open the CPU folder: %s", strerror(errno));
+		}
+		free(dir);
+	}
+	for (c = 0; c < MAX_CPUS && t->cpudir >= 0; c++) {
+		char rel[64], name[32], *avail;
 		struct npl_tune_item *it;
+		int r, fd;
 
 		if (!online[c])
 			continue;
-		gov = path_of(t->root, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", c);
-		if (access(gov, F_OK) != 0) {
+		snprintf(rel, sizeof(rel), "cpu%d/cpufreq/scaling_governor", c);
+		snprintf(name, sizeof(name), "cpu%d governor", c);
+		it = add_item(t, xstrdup(name), path_of(t->root, "/sys/devices/system/cpu/%s", rel), wanted);
+		it->rel = it->path + strlen(it->path) - strlen(rel);
+		r = probe_at(t->cpudir, rel, it, 1, d);
+		if (r == 1) {
 			/* this CPU has no cpufreq (offline policy, a VM): nothing to set */
-			free(gov);
+			drop_last(t);
 			continue;
 		}
+		if (r)
+			rc = -1;
 		t->cpufreq = 1;
-		{
-			char name[64];
+		snprintf(rel, sizeof(rel), "cpu%d/cpufreq/scaling_available_governors", c);
+		fd = openat(t->cpudir, rel, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		avail = read_fd(fd);
+		close(fd);
+		if (avail && !offers(avail, wanted)) {
+			if (++bad <= MAX_REPORTED) {
+				char *avail_path = path_of(t->root, "/sys/devices/system/cpu/%s", rel);
+				struct npl_loc at = {avail_path, 0, 0};
 
-			snprintf(name, sizeof(name), "cpu%d governor", c);
-			it = add_item(t, xstrdup(name), gov, wanted);
-		}
-		avail_path = path_of(t->root, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_available_governors", c);
-		avail = read_small(avail_path);
-		if (avail) {
-			char *tok, *save = NULL, *copy = xstrdup(avail);
-			int found = 0;
-
-			for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
-				found |= !strcmp(tok, wanted);
-			free(copy);
-			if (!found) {
-				if (++bad <= MAX_REPORTED) {
-					struct npl_loc at = {avail_path, 0, 0};
-
-					avail[strcspn(avail, "\n")] = '\0';
-					rc = npl_error(d, &at, "cpu%d does not offer the governor '%s' (it offers: %s)", c,
-						       wanted, *avail ? avail : "none");
-				}
-				rc = -1;
+				avail[strcspn(avail, "\n")] = '\0';
+				npl_error(d, &at, "cpu%d does not offer the governor '%s' (it offers: %s)", c, wanted,
+					  *avail ? avail : "none");
+				free(avail_path);
 			}
+			rc = -1;
 		}
 		free(avail);
-		free(avail_path);
-		if (probe(it, d))
-			rc = -1;
 	}
 	if (bad > MAX_REPORTED)
 		npl_error(d, NULL, "%d more CPUs do not offer the governor '%s'", bad - MAX_REPORTED, wanted);
@@ -302,14 +374,16 @@ static int collect_sysctl(struct npl_tune *t, const cJSON *s, struct npl_diag *d
 		return npl_error(d, NULL, "sysctl %s: the value refers to a site value", name);
 	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(s, "paths")) {
 		char *path = path_of(t->root, "%s", p->valuestring);
+		struct npl_tune_item *it = add_item(t, xstrdup(name), path, npl_buf_str(&v));
 
-		if (access(path, F_OK) == 0) {
-			struct npl_tune_item *it = add_item(t, xstrdup(name), path, npl_buf_str(&v));
-
+		rc = probe_at(AT_FDCWD, path, it, 1, d);
+		if (rc != 1) {
 			npl_buf_release(&tried);
 			npl_buf_release(&v);
-			return probe(it, d);
+			return rc;
 		}
+		path = xstrdup(path);
+		drop_last(t);
 		npl_buf_printf(&tried, "%s%s", tried.len ? ", " : "", path);
 		free(path);
 	}
@@ -329,6 +403,7 @@ int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, 
 	int rc = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->cpudir = -1;
 	t->root = xstrdup(root && strcmp(root, "/") ? root : "");
 	n = strlen(t->root);
 	while (n && t->root[n - 1] == '/')
@@ -358,24 +433,26 @@ char *npl_tune_journal_path(const char *root, const char *journal)
 
 static int write_journal(const struct npl_tune *t, const char *path, struct npl_diag *d)
 {
-	cJSON *j = cJSON_CreateObject(), *entries = cJSON_CreateArray();
+	struct npl_buf j = NPL_BUF_INIT;
 	char *text, *dir = xstrdup(path), *slash = strrchr(dir, '/'), *tmp;
 	struct npl_loc at = {path, 0, 0};
 	int i, fd, rc = 0;
 
-	cJSON_AddStringToObject(j, "format", "npulaunch-tune-journal/1");
-	cJSON_AddStringToObject(j, "root", *t->root ? t->root : "/");
+	/* written directly, not through a cJSON tree: a host with 1,024 CPUs has 3,000 values */
+	npl_buf_puts(&j, "{\n\t\"format\": \"npulaunch-tune-journal/1\",\n\t\"root\": ");
+	npl_buf_json_string(&j, *t->root ? t->root : "/");
+	npl_buf_puts(&j, ",\n\t\"entries\": [");
 	for (i = 0; i < t->n; i++) {
-		cJSON *e = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(e, "name", t->v[i].name);
-		cJSON_AddStringToObject(e, "path", t->v[i].path);
-		cJSON_AddStringToObject(e, "contents", t->v[i].current);
-		cJSON_AddItemToArray(entries, e);
+		npl_buf_puts(&j, i ? ", {\n\t\t\t\"name\": " : "{\n\t\t\t\"name\": ");
+		npl_buf_json_string(&j, t->v[i].name);
+		npl_buf_puts(&j, ",\n\t\t\t\"path\": ");
+		npl_buf_json_string(&j, t->v[i].path);
+		npl_buf_puts(&j, ",\n\t\t\t\"contents\": ");
+		npl_buf_json_string(&j, t->v[i].current);
+		npl_buf_puts(&j, "\n\t\t}");
 	}
-	cJSON_AddItemToObject(j, "entries", entries);
-	text = cJSON_Print(j);
-	cJSON_Delete(j);
+	npl_buf_puts(&j, "]\n}\n");
+	text = npl_buf_detach(&j);
 	if (slash && slash != dir) {
 		*slash = '\0';
 		if (npl_mkdirs(dir, 0755, d))
@@ -383,7 +460,7 @@ static int write_journal(const struct npl_tune *t, const char *path, struct npl_
 	}
 	free(dir);
 	if (rc) {
-		cJSON_free(text);
+		free(text);
 		return -1;
 	}
 	tmp = path_of("", "%s.XXXXXX", path);
@@ -395,7 +472,7 @@ static int write_journal(const struct npl_tune *t, const char *path, struct npl_
 			unlink(tmp);
 	}
 	free(tmp);
-	cJSON_free(text);
+	free(text);
 	return rc;
 }
 
@@ -409,7 +486,7 @@ static int undo(struct npl_tune *t, int upto, struct npl_diag *d)
 
 		if (!it->current || npl_tune_item_ok(it))
 			continue;
-		if (write_text(it->path, it->current, strlen(it->current))) {
+		if (write_item(t, it, it->current, strlen(it->current))) {
 			struct npl_loc at = {it->path, 0, 0};
 
 			rc = npl_error(d, &at, "could not put back %s: %s", it->name, strerror(errno));
@@ -444,7 +521,7 @@ int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct
 		if (npl_tune_item_ok(it))
 			continue;
 		npl_buf_printf(&b, "%s\n", it->wanted);
-		rc = write_text(it->path, b.data, b.len);
+		rc = write_item(t, it, b.data, b.len);
 		npl_buf_release(&b);
 		if (rc) {
 			struct npl_loc at = {it->path, 0, 0};
@@ -566,5 +643,7 @@ void npl_tune_release(struct npl_tune *t)
 	}
 	free(t->v);
 	free(t->root);
+	if (t->cpudir > 0)
+		close(t->cpudir);
 	memset(t, 0, sizeof(*t));
 }

@@ -25,6 +25,8 @@ void npl_buf_putc(struct npl_buf *b, char c);
 void npl_buf_printf(struct npl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append formatted text from a va_list. */
 void npl_buf_vprintf(struct npl_buf *b, const char *fmt, va_list ap);
+/* Append s as a JSON string literal, quotes included (bytes from 0x80 pass as they are). */
+void npl_buf_json_string(struct npl_buf *b, const char *s);
 /* The text so far ("" when empty, never NULL). */
 const char *npl_buf_str(const struct npl_buf *b);
 /* Forget the contents, keep the memory. */

@@ -23,6 +23,7 @@
 struct npl_tune_item {
 	char *name;       /* "cpu3 governor", "vm.swappiness" */
 	char *path;       /* the file, root included */
+	const char *rel;  /* a governor: the end of path, relative to the tune's cpudir; else NULL */
 	char *current;    /* its contents as read (trailing newline included) */
 	char *wanted;     /* the value to write (no newline) */
 };
@@ -33,6 +34,7 @@ struct npl_tune {
 	int n, cap;
 	int cpus;         /* online CPUs seen */
 	int cpufreq;      /* 1 when cpufreq exists */
+	int cpudir;       /* root/sys/devices/system/cpu opened O_PATH, or -1 */
 };
 
 /* Read the host's state for the plan tuning object ({cpu_governor, sysctl}); -1 on errors. */

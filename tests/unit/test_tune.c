@@ -117,7 +117,23 @@ static void test_1024_cpus_apply_check_revert(void **state)
 	jpath = npl_tune_journal_path(f->s.root, NULL);
 	journal1 = sim_slurp(jpath);
 	assert_non_null(journal1);
-	assert_non_null(strstr(journal1, "\"contents\":\t\"schedutil\\n\""));
+	{
+		/* the journal is JSON with every file's path and old contents, in order */
+		cJSON *j = cJSON_Parse(journal1), *e;
+
+		assert_non_null(j);
+		assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "npulaunch-tune-journal/1");
+		assert_string_equal(cJSON_GetObjectItem(j, "root")->valuestring, f->s.root);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "entries")), 1027);
+		e = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "entries"), 777);
+		assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "cpu777 governor");
+		assert_string_equal(cJSON_GetObjectItem(e, "path")->valuestring,
+				    at(f, "/sys/devices/system/cpu/cpu777/cpufreq/scaling_governor"));
+		assert_string_equal(cJSON_GetObjectItem(e, "contents")->valuestring, "schedutil\n");
+		e = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "entries"), 1024);
+		assert_string_equal(cJSON_GetObjectItem(e, "contents")->valuestring, "60\n");
+		cJSON_Delete(j);
+	}
 	after = sim_slurp(at(f, "/sys/devices/system/cpu/cpu777/cpufreq/scaling_governor"));
 	assert_string_equal(after, "performance\n");
 	free(after);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
@@ -533,6 +534,55 @@ static void test_buf_add_and_printf(void **state)
 	assert_string_equal(npl_buf_str(&b), "");
 }
 
+/* printf formats into the room left and only formats again when the text did not fit */
+static void test_buf_printf_at_the_edge(void **state)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	char want[80];
+
+	(void)state;
+	npl_buf_printf(&b, "%s", "");
+	assert_int_equal(b.cap, 64);
+	memset(want, 'x', 60);
+	npl_buf_add(&b, want, 60);
+	npl_buf_printf(&b, "%s", "abc"); /* 3 bytes and the NUL: exactly the room */
+	assert_int_equal(b.cap, 64);
+	assert_int_equal(b.len, 63);
+	npl_buf_printf(&b, "%d", 45); /* one byte too many */
+	assert_true(b.cap > 64);
+	assert_int_equal(b.len, 65);
+	memcpy(want + 60, "abc45", 6);
+	assert_string_equal(b.data, want);
+	npl_buf_release(&b);
+}
+
+static void test_buf_json_string(void **state)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	char all[256];
+	cJSON *j;
+	int i;
+
+	(void)state;
+	npl_buf_json_string(&b, "a\"b\\c\n\t\r\x01\x1f/\x7f");
+	assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u001f/\x7f\"");
+	npl_buf_reset(&b);
+	npl_buf_json_string(&b, "");
+	assert_string_equal(b.data, "\"\"");
+	/* every byte but NUL comes back from a JSON parser as it went in */
+	for (i = 1; i < 256; i++)
+		all[i - 1] = (char)i;
+	all[255] = '\0';
+	npl_buf_reset(&b);
+	npl_buf_json_string(&b, all);
+	j = cJSON_Parse(b.data);
+	assert_non_null(j);
+	assert_true(cJSON_IsString(j));
+	assert_string_equal(j->valuestring, all);
+	cJSON_Delete(j);
+	npl_buf_release(&b);
+}
+
 static void test_buf_reset_and_detach(void **state)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -964,6 +1014,8 @@ int main(void)
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_mkdirs_empty_path),
 		cmocka_unit_test(test_buf_add_and_printf),
+		cmocka_unit_test(test_buf_printf_at_the_edge),
+		cmocka_unit_test(test_buf_json_string),
 		cmocka_unit_test(test_buf_reset_and_detach),
 		cmocka_unit_test(test_buf_detach_empty),
 		cmocka_unit_test(test_arena_alloc_zeroed),
