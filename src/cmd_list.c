@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/buf.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/util.h"
 
@@ -67,13 +68,29 @@ static const char *cell(const struct npl_layer *R, int col, char *tmp, size_t n)
 	switch (col) {
 	case C_ID: return R->id;
 	case C_MODEL: return R->model->name;
-	case C_CARDS: snprintf(tmp, n, "%d", R->cards); return tmp;
+	case C_CARDS: return npl_fmt_int(tmp, n, R->cards);
 	case C_MODE: return npl_mode_name(R->mode);
 	case C_DATASET: return R->dataset;
 	case C_TPOT: return R->tpot_text;
 	case C_TTFT: return R->ttft_us >= 0 ? R->ttft_text : "-";
 	default: return R->quantization;
 	}
+}
+
+/* One cell and the two spaces after it: CARDS to the right, the last column unpadded. */
+static void put_cell(struct npl_buf *t, const char *s, int col, size_t w)
+{
+	static const char spaces[] = "                                                                ";
+	size_t n = strlen(s), pad = col == NCOL - 1 || n >= w ? 0 : w - n;
+
+	if (col == C_CARDS)
+		for (; pad; pad -= pad < 64 ? pad : 64)
+			npl_buf_add(t, spaces, pad < 64 ? pad : 64);
+	npl_buf_add(t, s, n);
+	if (col == NCOL - 1)
+		return;
+	for (pad += 2; pad; pad -= pad < 64 ? pad : 64)
+		npl_buf_add(t, spaces, pad < 64 ? pad : 64);
 }
 
 int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
@@ -192,32 +209,28 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 			if (n > w[col])
 				w[col] = n;
 		}
-	if (cli->color)
-		fputs("\033[1m", stdout);
-	for (col = 0; col < NCOL; col++) {
-		if (col == NCOL - 1)
-			printf("%s", heads[col]);
-		else if (col == C_CARDS)
-			printf("%*s  ", (int)w[col], heads[col]);
-		else
-			printf("%-*s  ", (int)w[col], heads[col]);
-	}
-	if (cli->color)
-		fputs("\033[0m", stdout);
-	putchar('\n');
-	for (i = 0; i < nshown; i++) {
-		for (col = 0; col < NCOL; col++) {
-			char tmp[32];
-			const char *s = cell(shown[i], col, tmp, sizeof(tmp));
+	{
+		/* the table is built in memory and written at once: printf per cell costs more
+		 * than everything else `list` does over a large database */
+		struct npl_buf t = NPL_BUF_INIT;
 
-			if (col == NCOL - 1)
-				printf("%s", s);
-			else if (col == C_CARDS)
-				printf("%*s  ", (int)w[col], s);
-			else
-				printf("%-*s  ", (int)w[col], s);
+		if (cli->color)
+			npl_buf_puts(&t, "\033[1m");
+		for (col = 0; col < NCOL; col++)
+			put_cell(&t, heads[col], col, w[col]);
+		if (cli->color)
+			npl_buf_puts(&t, "\033[0m");
+		npl_buf_putc(&t, '\n');
+		for (i = 0; i < nshown; i++) {
+			for (col = 0; col < NCOL; col++) {
+				char tmp[32];
+
+				put_cell(&t, cell(shown[i], col, tmp, sizeof(tmp)), col, w[col]);
+			}
+			npl_buf_putc(&t, '\n');
 		}
-		putchar('\n');
+		fwrite(t.data, 1, t.len, stdout);
+		npl_buf_release(&t);
 	}
 out:
 	free(shown);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "npulaunch/buf.h"
@@ -15,8 +17,11 @@
 #include "npulaunch/util.h"
 
 #define MAGIC "NPLCACHE"
-#define FORMAT 1u                /* bump when the payload's fields change */
+#define FORMAT 2u                /* bump when the payload's fields change */
+#define STAT_RECORD 64u          /* the fixed part of a stat record */
+#define RACY_NS 2000000000LL     /* a file changed this recently may change again unseen */
 #define MAX_FILE (256u << 20)    /* a cache larger than this is not ours */
+#define MAP_FROM (1u << 20)      /* a cache file this large is read into mapped memory */
 
 struct entry {
 	uint64_t h1, h2;
@@ -26,15 +31,34 @@ struct entry {
 	int used;
 };
 
+/* What stat() said of a folder's file when its bytes were those of entry (h1, h2, len). */
+struct srec {
+	const char *name;            /* relative to the folder; not NUL-terminated when read */
+	uint32_t namelen;
+	uint64_t dev, ino, size;
+	int64_t mtime, ctime;        /* in ns */
+	uint64_t h1, h2;
+	uint32_t len;
+	int used;
+};
+
 struct npl_dbcache {
 	char *path;
 	unsigned char id[64];        /* the build id of this binary */
 	size_t idlen;
 	unsigned char *old;          /* the cache file as read */
+	size_t oldlen;               /* its mapping's length; 0: malloc'ed */
 	struct entry *v;             /* its entries, sorted by (h1, h2, len) */
 	size_t n;
 	struct npl_buf add;          /* entries added in this run, serialised */
 	size_t nadd;
+	struct srec *s;              /* the stat records as read, sorted by name */
+	size_t ns;
+	size_t next;                 /* the record after the last one found: folders are walked
+					in name order, so it is usually the next one asked for */
+	struct srec *snew;           /* stat records made in this run (names malloc'ed) */
+	size_t nsnew, capsnew;
+	int64_t now;                 /* when the cache was opened, ns since the epoch */
 };
 
 /* ---- hashing ----------------------------------------------------------- */
@@ -156,7 +180,8 @@ struct io {
 	const char *file;
 };
 
-static void io_raw(struct io *io, void *v, size_t n)
+/* inlined: the decoder of 10,000 entries calls these half a million times */
+static inline __attribute__((always_inline)) void io_raw(struct io *io, void *v, size_t n)
 {
 	if (!io->reading) {
 		npl_buf_add(io->out, v, n);
@@ -171,7 +196,7 @@ static void io_raw(struct io *io, void *v, size_t n)
 	io->p += n;
 }
 
-static void io_int(struct io *io, int *v)
+static inline __attribute__((always_inline)) void io_int(struct io *io, int *v)
 {
 	int32_t x = (int32_t)*v;
 
@@ -179,7 +204,7 @@ static void io_int(struct io *io, int *v)
 	*v = x;
 }
 
-static void io_ll(struct io *io, long long *v)
+static inline __attribute__((always_inline)) void io_ll(struct io *io, long long *v)
 {
 	int64_t x = (int64_t)*v;
 
@@ -187,7 +212,7 @@ static void io_ll(struct io *io, long long *v)
 	*v = x;
 }
 
-static void io_loc(struct io *io, struct npl_loc *l)
+static inline __attribute__((always_inline)) void io_loc(struct io *io, struct npl_loc *l)
 {
 	io_int(io, &l->line);
 	io_int(io, &l->col);
@@ -196,7 +221,7 @@ static void io_loc(struct io *io, struct npl_loc *l)
 }
 
 /* A string that may be NULL: length + 1 (0 for NULL), then the bytes. */
-static void io_str(struct io *io, const char **s)
+static inline __attribute__((always_inline)) void io_str(struct io *io, const char **s)
 {
 	uint32_t n = *s ? (uint32_t)strlen(*s) + 1 : 0;
 
@@ -217,13 +242,13 @@ static void io_str(struct io *io, const char **s)
 	io->p += n - 1;
 }
 
-static void io_nstr(struct io *io, struct npl_str *s)
+static inline __attribute__((always_inline)) void io_nstr(struct io *io, struct npl_str *s)
 {
 	io_str(io, &s->s);
 	io_loc(io, &s->loc);
 }
 
-static void io_nint(struct io *io, struct npl_int *v)
+static inline __attribute__((always_inline)) void io_nint(struct io *io, struct npl_int *v)
 {
 	io_int(io, &v->set);
 	io_int(io, &v->v);
@@ -285,7 +310,24 @@ static int entcmp(const void *x, const void *y)
 	return (a->len > b->len) - (a->len < b->len);
 }
 
-static unsigned char *read_all(int fd, size_t *len)
+/* Memory for the cache file's bytes: a large file in mapped memory (see npl_mem_map()). */
+static unsigned char *get_mem(size_t n, size_t *maplen)
+{
+	*maplen = 0;
+	if (n < MAP_FROM)
+		return malloc(n);
+	return npl_mem_map(n, maplen);
+}
+
+static void put_mem(unsigned char *p, size_t maplen)
+{
+	if (maplen)
+		npl_mem_unmap(p, maplen);
+	else
+		free(p);
+}
+
+static unsigned char *read_all(int fd, size_t *len, size_t *maplen)
 {
 	struct stat st;
 	unsigned char *p;
@@ -295,20 +337,70 @@ static unsigned char *read_all(int fd, size_t *len)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_size < 16 || (unsigned long long)st.st_size > MAX_FILE)
 		return NULL;
-	p = malloc((size_t)st.st_size);
+	p = get_mem((size_t)st.st_size, maplen);
 	if (!p)
 		return NULL;
 	while (got < (size_t)st.st_size) {
 		ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
 
 		if (r <= 0) {
-			free(p);
+			put_mem(p, *maplen);
 			return NULL;
 		}
 		got += (size_t)r;
 	}
 	*len = got;
 	return p;
+}
+
+static int namecmp(const char *a, uint32_t alen, const char *b, uint32_t blen)
+{
+	int r = memcmp(a, b, alen < blen ? alen : blen);
+
+	return r ? r : (alen > blen) - (alen < blen);
+}
+
+/* The stat records after the entries, in name order; -1 when anything is out of place. */
+static int parse_stat(struct npl_dbcache *c, const unsigned char *p, const unsigned char *end)
+{
+	uint32_t count, i;
+
+	if ((size_t)(end - p) < 4)
+		return -1;
+	memcpy(&count, p, 4);
+	p += 4;
+	if (count > (size_t)(end - p) / STAT_RECORD)
+		return -1;
+	c->s = calloc(count ? count : 1, sizeof(*c->s));
+	if (!c->s)
+		return -1;
+	for (i = 0; i < count; i++) {
+		struct srec *r = &c->s[i];
+
+		if ((size_t)(end - p) < STAT_RECORD)
+			return -1;
+		memcpy(&r->dev, p, 8);
+		memcpy(&r->ino, p + 8, 8);
+		memcpy(&r->size, p + 16, 8);
+		memcpy(&r->mtime, p + 24, 8);
+		memcpy(&r->ctime, p + 32, 8);
+		memcpy(&r->h1, p + 40, 8);
+		memcpy(&r->h2, p + 48, 8);
+		memcpy(&r->len, p + 56, 4);
+		memcpy(&r->namelen, p + 60, 4);
+		p += STAT_RECORD;
+		if ((size_t)(end - p) < r->namelen || !r->namelen)
+			return -1;
+		r->name = (const char *)p;
+		p += r->namelen;
+		/* written in order, without repeats: anything else is damage */
+		if (i && namecmp(c->s[i - 1].name, c->s[i - 1].namelen, r->name, r->namelen) >= 0)
+			return -1;
+	}
+	if (p != end)
+		return -1;
+	c->ns = count;
+	return 0;
 }
 
 /* Take in the entries of a cache file; anything out of place drops it whole. */
@@ -353,7 +445,16 @@ static void parse(struct npl_dbcache *c, unsigned char *data, size_t len)
 		p += e->size;
 		c->n = i + 1;
 	}
-	qsort(c->v, c->n, sizeof(*c->v), entcmp);
+	if (parse_stat(c, p, end)) {
+		c->n = 0;
+		return;
+	}
+	/* save() writes them in order; sorting is for a file written otherwise */
+	for (i = 1; i < c->n; i++)
+		if (entcmp(&c->v[i - 1], &c->v[i]) > 0) {
+			qsort(c->v, c->n, sizeof(*c->v), entcmp);
+			break;
+		}
 	c->old = data;
 }
 
@@ -368,6 +469,12 @@ struct npl_dbcache *npl_dbcache_open(const char *key)
 	if (!c)
 		npl_oom();
 	c->idlen = build_id(c->id);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
 	c->path = npl_dbcache_path(key);
 	if (!c->idlen || !c->path) {
 		free(c->path);
@@ -376,32 +483,27 @@ struct npl_dbcache *npl_dbcache_open(const char *key)
 	}
 	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0) {
-		data = read_all(fd, &len);
+		data = read_all(fd, &len, &c->oldlen);
 		close(fd);
 		if (data) {
 			parse(c, data, len);
-			if (!c->old)
-				free(data);
+			if (!c->old) {
+				put_mem(data, c->oldlen);
+				free(c->s);
+				c->s = NULL;
+				c->ns = 0;
+			}
 		}
 	}
 	return c;
 }
 
-struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_t len,
-				  const char *file, struct npl_arena *a)
+/* The layer an entry describes, or NULL when the entry is damaged. */
+static struct npl_layer *decode(struct entry *e, const char *file, struct npl_arena *a)
 {
-	struct entry key = {0}, *e;
-	struct npl_layer *L;
 	struct io io = {1, 0, NULL, NULL, NULL, a, file};
+	struct npl_layer *L = npl_arena_calloc(a, 1, sizeof(*L));
 
-	if (!c || !c->n || len > UINT32_MAX)
-		return NULL;
-	hash128(text, len, &key.h1, &key.h2);
-	key.len = (uint32_t)len;
-	e = bsearch(&key, c->v, c->n, sizeof(*c->v), entcmp);
-	if (!e)
-		return NULL;
-	L = npl_arena_calloc(a, 1, sizeof(*L));
 	L->kind = NPL_LAYER_RECIPE;
 	L->file = file;
 	io.p = e->payload;
@@ -413,7 +515,107 @@ struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_
 	return L;
 }
 
-void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const struct npl_layer *L)
+static int64_t ns_of(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Remember that the file name with these stat data holds the bytes (h1, h2, len), unless it
+ * changed so recently that a change in the same clock tick would go unseen (git's "racy"
+ * files): such a file is hashed again next time. */
+static void note(struct npl_dbcache *c, const char *name, const struct stat *st, uint64_t h1, uint64_t h2,
+		 uint32_t len)
+{
+	struct srec *r;
+
+	if (!name || !st || !*name || strlen(name) > UINT32_MAX || ns_of(st->st_mtim) >= c->now - RACY_NS ||
+	    ns_of(st->st_ctim) >= c->now - RACY_NS)
+		return;
+	if (c->nsnew == c->capsnew) {
+		size_t cap = c->capsnew ? c->capsnew * 2 : 64;
+		void *p = realloc(c->snew, cap * sizeof(*c->snew));
+
+		if (!p)
+			npl_oom();
+		c->snew = p;
+		c->capsnew = cap;
+	}
+	r = &c->snew[c->nsnew++];
+	memset(r, 0, sizeof(*r));
+	r->name = strdup(name);
+	if (!r->name)
+		npl_oom();
+	r->namelen = (uint32_t)strlen(name);
+	r->dev = (uint64_t)st->st_dev;
+	r->ino = (uint64_t)st->st_ino;
+	r->size = (uint64_t)st->st_size;
+	r->mtime = ns_of(st->st_mtim);
+	r->ctime = ns_of(st->st_ctim);
+	r->h1 = h1;
+	r->h2 = h2;
+	r->len = len;
+}
+
+struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_t len, const char *name,
+				  const struct stat *st, const char *file, struct npl_arena *a)
+{
+	struct entry key = {0}, *e;
+	struct npl_layer *L;
+
+	if (!c || !c->n || len > UINT32_MAX)
+		return NULL;
+	hash128(text, len, &key.h1, &key.h2);
+	key.len = (uint32_t)len;
+	e = bsearch(&key, c->v, c->n, sizeof(*c->v), entcmp);
+	if (!e || !(L = decode(e, file, a)))
+		return NULL;
+	note(c, name, st, key.h1, key.h2, key.len);
+	return L;
+}
+
+struct npl_layer *npl_dbcache_stat_get(struct npl_dbcache *c, const char *name, const struct stat *st,
+				       const char *file, struct npl_arena *a)
+{
+	size_t lo = 0, hi, nlen = strlen(name);
+	struct entry key = {0}, *e;
+	struct npl_layer *L;
+	struct srec *r = NULL;
+
+	if (!c || !c->ns || nlen > UINT32_MAX)
+		return NULL;
+	if (c->next < c->ns && !namecmp(name, (uint32_t)nlen, c->s[c->next].name, c->s[c->next].namelen))
+		r = &c->s[c->next];
+	for (hi = c->ns; !r && lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = namecmp(name, (uint32_t)nlen, c->s[mid].name, c->s[mid].namelen);
+
+		if (!cmp) {
+			r = &c->s[mid];
+			break;
+		}
+		if (cmp < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (r)
+		c->next = (size_t)(r - c->s) + 1;
+	if (!r || r->dev != (uint64_t)st->st_dev || r->ino != (uint64_t)st->st_ino ||
+	    r->size != (uint64_t)st->st_size || r->mtime != ns_of(st->st_mtim) || r->ctime != ns_of(st->st_ctim) ||
+	    r->size != r->len)
+		return NULL;
+	key.h1 = r->h1;
+	key.h2 = r->h2;
+	key.len = r->len;
+	e = bsearch(&key, c->v, c->n, sizeof(*c->v), entcmp);
+	if (!e || !(L = decode(e, file, a)))
+		return NULL;
+	r->used = 1;
+	return L;
+}
+
+void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const char *name,
+		     const struct stat *st, const struct npl_layer *L)
 {
 	struct npl_buf payload = NPL_BUF_INIT;
 	struct io io = {0, 0, &payload, NULL, NULL, NULL, NULL};
@@ -433,6 +635,55 @@ void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const 
 	npl_buf_add(&c->add, payload.data ? payload.data : "", payload.len);
 	npl_buf_release(&payload);
 	c->nadd++;
+	note(c, name, st, h1, h2, n);
+}
+
+static int srecptrcmp(const void *x, const void *y)
+{
+	const struct srec *a = *(const struct srec *const *)x, *b = *(const struct srec *const *)y;
+
+	return namecmp(a->name, a->namelen, b->name, b->namelen);
+}
+
+/* The stat records to keep, in name order: those that matched in this run and the new ones. */
+static void save_stat(struct npl_dbcache *c, struct npl_buf *b)
+{
+	struct srec **v = malloc((c->ns + c->nsnew + 1) * sizeof(*v));
+	size_t i, n = 0, kept = 0;
+	uint32_t count;
+	size_t at;
+
+	if (!v)
+		npl_oom();
+	for (i = 0; i < c->ns; i++)
+		if (c->s[i].used)
+			v[n++] = &c->s[i];
+	for (i = 0; i < c->nsnew; i++)
+		v[n++] = &c->snew[i];
+	qsort(v, n, sizeof(*v), srecptrcmp);
+	at = b->len;
+	npl_buf_add(b, "\0\0\0\0", 4);
+	for (i = 0; i < n; i++) {
+		const struct srec *r = v[i];
+
+		/* a folder loaded twice in one run notes its files twice */
+		if (kept && !namecmp(v[i - 1]->name, v[i - 1]->namelen, r->name, r->namelen))
+			continue;
+		npl_buf_add(b, (const char *)&r->dev, 8);
+		npl_buf_add(b, (const char *)&r->ino, 8);
+		npl_buf_add(b, (const char *)&r->size, 8);
+		npl_buf_add(b, (const char *)&r->mtime, 8);
+		npl_buf_add(b, (const char *)&r->ctime, 8);
+		npl_buf_add(b, (const char *)&r->h1, 8);
+		npl_buf_add(b, (const char *)&r->h2, 8);
+		npl_buf_add(b, (const char *)&r->len, 4);
+		npl_buf_add(b, (const char *)&r->namelen, 4);
+		npl_buf_add(b, r->name, r->namelen);
+		kept++;
+	}
+	count = (uint32_t)kept;
+	memcpy(b->data + at, &count, 4);
+	free(v);
 }
 
 /* Write the entries used in this run and those added: a cache holds what its folder holds now. */
@@ -440,13 +691,15 @@ static void save(struct npl_dbcache *c)
 {
 	struct npl_buf b = NPL_BUF_INIT, tmp = NPL_BUF_INIT;
 	uint32_t format = FORMAT, idlen = (uint32_t)c->idlen, count = 0;
-	size_t i, nused = 0;
+	size_t i, nused = 0, nsused = 0;
 	char *slash;
 	int fd, ok;
 
 	for (i = 0; i < c->n; i++)
 		nused += c->v[i].used;
-	if (!c->nadd && nused == c->n)
+	for (i = 0; i < c->ns; i++)
+		nsused += c->s[i].used;
+	if (!c->nadd && nused == c->n && !c->nsnew && nsused == c->ns)
 		return;   /* unchanged */
 	count = (uint32_t)(nused + c->nadd);
 	npl_buf_add(&b, MAGIC, 8);
@@ -454,19 +707,38 @@ static void save(struct npl_dbcache *c)
 	npl_buf_add(&b, (const char *)&idlen, 4);
 	npl_buf_add(&b, (const char *)c->id, c->idlen);
 	npl_buf_add(&b, (const char *)&count, 4);
-	for (i = 0; i < c->n; i++) {
-		const struct entry *e = &c->v[i];
+	{
+		/* the entries in key order, so that the next run need not sort them */
+		struct entry *all = malloc(((size_t)count + 1) * sizeof(*all));
+		const unsigned char *p = (const unsigned char *)c->add.data;
+		size_t k = 0;
 
-		if (!e->used)
-			continue;
-		npl_buf_add(&b, (const char *)&e->h1, 8);
-		npl_buf_add(&b, (const char *)&e->h2, 8);
-		npl_buf_add(&b, (const char *)&e->len, 4);
-		npl_buf_add(&b, (const char *)&e->size, 4);
-		npl_buf_add(&b, (const char *)e->payload, e->size);
+		if (!all)
+			npl_oom();
+		for (i = 0; i < c->n; i++)
+			if (c->v[i].used)
+				all[k++] = c->v[i];
+		for (i = 0; i < c->nadd; i++, k++) {
+			memcpy(&all[k].h1, p, 8);
+			memcpy(&all[k].h2, p + 8, 8);
+			memcpy(&all[k].len, p + 16, 4);
+			memcpy(&all[k].size, p + 20, 4);
+			all[k].payload = p + 24;
+			p += 24 + all[k].size;
+		}
+		qsort(all, k, sizeof(*all), entcmp);
+		for (i = 0; i < k; i++) {
+			const struct entry *e = &all[i];
+
+			npl_buf_add(&b, (const char *)&e->h1, 8);
+			npl_buf_add(&b, (const char *)&e->h2, 8);
+			npl_buf_add(&b, (const char *)&e->len, 4);
+			npl_buf_add(&b, (const char *)&e->size, 4);
+			npl_buf_add(&b, (const char *)e->payload, e->size);
+		}
+		free(all);
 	}
-	if (c->add.len)
-		npl_buf_add(&b, c->add.data, c->add.len);
+	save_stat(c, &b);
 
 	/* the folder, private; then a temporary file renamed over the old one */
 	slash = strrchr(c->path, '/');
@@ -504,11 +776,17 @@ static void save(struct npl_dbcache *c)
 
 void npl_dbcache_close(struct npl_dbcache *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
 	save(c);
-	free(c->old);
+	put_mem(c->old, c->oldlen);
 	free(c->v);
+	free(c->s);
+	for (i = 0; i < c->nsnew; i++)
+		free((char *)c->snew[i].name);
+	free(c->snew);
 	npl_buf_release(&c->add);
 	free(c->path);
 	free(c);

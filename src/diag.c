@@ -5,6 +5,7 @@
 #include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/diag.h"
+#include "npulaunch/util.h"
 
 static const char *sev_name[] = {"note", "warning", "error"};
 
@@ -62,6 +63,8 @@ static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
 	}
 	d->names[d->nnames].name = strdup(name);
 	d->names[d->nnames].text = NULL;
+	d->names[d->nnames].owned = NULL;
+	d->names[d->nnames].read = 0;
 	if (!d->names[d->nnames].name)
 		npl_oom();
 	*slot = ++d->nnames;
@@ -133,14 +136,33 @@ void npl_diag_source(struct npl_diag *d, const char *name, const char *text)
 	intern(d, name)->text = text;
 }
 
-static const char *source_of(const struct npl_diag *d, const char *name)
+void npl_diag_read_sources(struct npl_diag *d)
 {
+	d->read_sources = 1;
+}
+
+static const char *source_of(const struct npl_diag *cd, const char *name)
+{
+	/* reading a file on demand is memoisation: the messages do not change */
+	struct npl_diag *d = (struct npl_diag *)cd;
+	struct npl_diag_name *n;
 	const int *slot;
 
 	if (!d->nslots)
 		return NULL;
 	slot = slot_of(d, name);
-	return *slot ? d->names[*slot - 1].text : NULL;
+	if (!*slot)
+		return NULL;
+	n = &d->names[*slot - 1];
+	if (!n->text && d->read_sources && !n->read) {
+		struct npl_diag quiet = NPL_DIAG_INIT;
+		size_t len;
+
+		n->read = 1;
+		n->text = n->owned = npl_read_file(name, &len, &quiet);
+		npl_diag_release(&quiet);
+	}
+	return n->text;
 }
 
 /* The source line and a caret under the column, gcc style. */
@@ -206,8 +228,10 @@ void npl_diag_release(struct npl_diag *d)
 
 	for (i = 0; i < d->n; i++)
 		free(d->v[i].msg);
-	for (i = 0; i < d->nnames; i++)
+	for (i = 0; i < d->nnames; i++) {
 		free(d->names[i].name);
+		free(d->names[i].owned);
+	}
 	free(d->names);
 	free(d->slots);
 	free(d->v);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npulaunch/dbcache.h"
 #include "npulaunch/embedded.h"
@@ -1039,9 +1040,10 @@ int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size
 /* Load one file through the cache: a file the cache knows becomes a lazy layer; a recipe
  * file that loads without any message is added to it. */
 static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char *name,
-		       const char *text, size_t len, int source, struct npl_diag *d)
+		       const char *rel, const struct stat *st, const char *text, size_t len, int source,
+		       struct npl_diag *d)
 {
-	struct npl_layer *L = npl_dbcache_get(cache, text, len, name, db->arena);
+	struct npl_layer *L = npl_dbcache_get(cache, text, len, rel, st, name, db->arena);
 	int before = d->n, nlayers = db->nlayers, ndocs, rc;
 
 	if (L) {
@@ -1058,7 +1060,7 @@ static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char 
 	rc = load_text(db, name, text, len, source, d, &ndocs);
 	if (cache && !rc && d->n == before && ndocs == 1 && db->nlayers == nlayers + 1 &&
 	    db->layers[nlayers]->kind == NPL_LAYER_RECIPE && !db->layers[nlayers]->invalid)
-		npl_dbcache_put(cache, text, len, db->layers[nlayers]);
+		npl_dbcache_put(cache, text, len, rel, st, db->layers[nlayers]);
 	return rc;
 }
 
@@ -1074,6 +1076,16 @@ int npl_db_need(const struct npl_db *cdb, const struct npl_layer *cL, struct npl
 
 	if (!L->lazy)
 		return L->invalid ? -1 : 0;
+	if (!L->text) {
+		/* known to the cache by its stat data: read now */
+		L->text = npl_read_file_in(db->arena, L->file, &L->len, d);
+		if (!L->text) {
+			L->lazy = 0;
+			L->invalid = 1;
+			return -1;
+		}
+		npl_diag_source(d, L->file, L->text);
+	}
 	keep = *L;
 	L->lazy = 0;
 	L->invalid = 1;   /* until the body proves otherwise */
@@ -1101,7 +1113,7 @@ int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 	int rc = 0;
 
 	for (e = npl_embedded_recipes; e->name; e++)
-		if (load_cached(db, cache, e->name, e->data, e->len, 0, d))
+		if (load_cached(db, cache, e->name, NULL, NULL, e->data, e->len, 0, d))
 			rc = -1;
 	npl_dbcache_close(cache);
 	return rc;
@@ -1118,13 +1130,43 @@ static int dentcmp(const void *a, const void *b)
 	return strcmp(((const struct dentry *)a)->path, ((const struct dentry *)b)->path);
 }
 
-static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *dir, int source,
-		     struct npl_diag *d)
+/* A recipe file of a folder: from the cache by its stat data, else read. rel is its name in
+ * the folder the cache belongs to. */
+static int load_file(struct npl_db *db, struct npl_dbcache *cache, int dirfd, const char *base,
+		     const char *path, const char *rel, int source, struct npl_diag *d)
+{
+	struct stat st, *stp = NULL;
+	struct npl_layer *L;
+	size_t len;
+	char *text;
+
+	/* relative to the folder: one path component to look up, not the whole path */
+	if (cache && fstatat(dirfd, base, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+		stp = &st;
+		L = npl_dbcache_stat_get(cache, rel, &st, path, db->arena);
+		if (L) {
+			L->source = source;
+			L->lazy = 1;
+			npl_diag_read_sources(d);
+			if (source >= db->nsources)
+				db->nsources = source + 1;
+			add_layer(db, L);
+			return 0;
+		}
+	}
+	text = npl_read_file_in(db->arena, path, &len, d);
+	if (!text)
+		return -1;
+	return load_cached(db, cache, path, rel, stp, text, len, source, d);
+}
+
+static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *dir, size_t rootlen,
+		     int source, struct npl_diag *d)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	struct dentry *ents = NULL;
-	size_t n = 0, cap = 0, i;
+	size_t n = 0, cap = 0, i, dlen = strlen(dir);
 	int rc = 0;
 
 	if (!dp)
@@ -1138,26 +1180,33 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *d
 			if (!ents)
 				npl_oom();
 		}
-		ents[n].path = npl_arena_printf(db->arena, "%s/%s", dir, de->d_name);
+		{
+			/* dir/name, without printf: a folder of thousands of recipes makes thousands */
+			size_t nlen = strlen(de->d_name);
+			char *p = npl_arena_alloc(db->arena, dlen + nlen + 2);
+
+			memcpy(p, dir, dlen);
+			p[dlen] = '/';
+			memcpy(p + dlen + 1, de->d_name, nlen + 1);
+			ents[n].path = p;
+		}
 		/* a symbolic link or a file system without d_type: ask stat */
 		ents[n].dir = de->d_type == DT_DIR ? 1 : de->d_type == DT_REG ? 0 : npl_is_dir(ents[n].path);
 		n++;
 	}
-	closedir(dp);
 	if (n)
 		qsort(ents, n, sizeof(*ents), dentcmp);
 	for (i = 0; i < n; i++) {
 		if (ents[i].dir) {
-			if (load_tree(db, cache, ents[i].path, source, d))
+			if (load_tree(db, cache, ents[i].path, rootlen, source, d))
 				rc = -1;
 		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
-			size_t len;
-			char *text = npl_read_file_in(db->arena, ents[i].path, &len, d);
-
-			if (!text || load_cached(db, cache, ents[i].path, text, len, source, d))
+			if (load_file(db, cache, dirfd(dp), ents[i].path + dlen + 1, ents[i].path,
+				      ents[i].path + rootlen + 1, source, d))
 				rc = -1;
 		}
 	}
+	closedir(dp);
 	free(ents);
 	return rc;
 }
@@ -1178,7 +1227,7 @@ int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
 	{
 		char *real = realpath(dir, NULL);
 		struct npl_dbcache *cache = npl_dbcache_open(real ? real : dir);
-		int rc = load_tree(db, cache, dir, source, d);
+		int rc = load_tree(db, cache, dir, n, source, d);
 
 		npl_dbcache_close(cache);
 		free(real);

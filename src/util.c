@@ -243,3 +243,24 @@ int npl_parse_uint(const char *s)
 	}
 	return (int)v;
 }
+
+char *npl_fmt_int(char *buf, size_t n, int v)
+{
+	char tmp[12];
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	size_t i = sizeof(tmp);
+
+	do
+		tmp[--i] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		tmp[--i] = '-';
+	if (n < sizeof(tmp) - i + 1) {
+		if (n)
+			buf[0] = '\0';
+		return buf;
+	}
+	memcpy(buf, tmp + i, sizeof(tmp) - i);
+	buf[sizeof(tmp) - i] = '\0';
+	return buf;
+}

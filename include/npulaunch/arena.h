@@ -35,6 +35,13 @@ char *npl_arena_printf(struct npl_arena *a, const char *fmt, ...)
 /* Grow an array kept in the arena: returns a copy with room for want elements. */
 void *npl_arena_grow(struct npl_arena *a, void *old, size_t have, size_t want, size_t sz);
 
+/* Zeroed memory for a large buffer (1 MiB or more), straight from the kernel with its pages
+ * in place, in transparent huge pages from 2 MiB; *len gets the length to unmap. NULL when
+ * the kernel refuses. */
+void *npl_mem_map(size_t n, size_t *len);
+/* Give back what npl_mem_map() gave. */
+void npl_mem_unmap(void *p, size_t len);
+
 /* Abort with a message: out of memory. */
 void npl_oom(void) __attribute__((noreturn));
 

@@ -9,7 +9,9 @@
  * linking, `list` and selection read (id, model, hardware, cards, mode,
  * dataset, TPOT, TTFT, topology, benchmark sizes, with their locations),
  * keyed by a 128-bit hash of the file's bytes. A later run whose file has the
- * same bytes gets a lazy layer from the cache; its body (flags, env, ...) is
+ * same bytes gets a lazy layer from the cache; a file whose stat() data are
+ * those the cache recorded with its bytes is not even read (git's index does
+ * the same); its body (flags, env, ...) is
  * parsed when a command needs it (npl_db_need()). A file that produced any
  * message is never cached, so a broken recipe is reported on every run.
  *
@@ -31,16 +33,26 @@
 
 struct npl_layer;
 struct npl_dbcache;
+struct stat;
 
 /* The cache of the recipe folder named key (a path, or "embedded"); NULL when caching is
  * off or impossible (no cache folder, no build id). */
 struct npl_dbcache *npl_dbcache_open(const char *key);
 /* A new layer (arena memory) from the entry for these bytes, its locations in file; NULL on
- * a miss. */
-struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_t len,
-				  const char *file, struct npl_arena *a);
-/* Remember what loading these bytes gave: one recipe layer, without messages. */
-void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const struct npl_layer *L);
+ * a miss. name (relative to the folder) and st, when not NULL, are the file's: a hit
+ * remembers them for npl_dbcache_stat_get(). */
+struct npl_layer *npl_dbcache_get(struct npl_dbcache *c, const char *text, size_t len, const char *name,
+				  const struct stat *st, const char *file, struct npl_arena *a);
+/* Without reading the file: a new layer from the entry whose bytes the file name had when
+ * stat() said what st says now (device, inode, size, mtime and ctime to the nanosecond). A
+ * file that had changed within 2 s of the run that saw it is never found here (a change in
+ * the same clock tick would not show); it is read and hashed again. NULL on a miss. */
+struct npl_layer *npl_dbcache_stat_get(struct npl_dbcache *c, const char *name, const struct stat *st,
+				       const char *file, struct npl_arena *a);
+/* Remember what loading these bytes gave: one recipe layer, without messages (name and st as
+ * for npl_dbcache_get()). */
+void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const char *name,
+		     const struct stat *st, const struct npl_layer *L);
 /* Write the cache back if it changed (atomically; failures are ignored) and free it. */
 void npl_dbcache_close(struct npl_dbcache *c);
 

@@ -34,6 +34,8 @@ struct npl_diag_entry {
 struct npl_diag_name {
 	char *name;
 	const char *text;
+	char *owned;            /* the text, when the diag read the file itself */
+	int read;               /* the diag tried to read it */
 };
 
 struct npl_diag {
@@ -46,6 +48,7 @@ struct npl_diag {
 	int nnames, capnames;
 	int *slots;             /* open-addressing hash of names: index + 1, 0 = empty */
 	int nslots;
+	int read_sources;       /* files with no known text are read when a message needs a line */
 };
 
 #define NPL_DIAG_INIT {0}
@@ -64,6 +67,9 @@ void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 /* Make the text of a file known, for source lines under located messages. */
 void npl_diag_source(struct npl_diag *d, const char *name, const char *text);
+/* From now on, a located message in a file whose text was never given reads the file for its
+ * source line (the recipe loader sets this when it took recipes from the cache unread). */
+void npl_diag_read_sources(struct npl_diag *d);
 /* Print the messages not printed yet, each prefixed with "npulaunch: ". */
 void npl_diag_flush(struct npl_diag *d, FILE *fp);
 /* Format one entry (without the program prefix) into a malloc'ed string. */

@@ -41,5 +41,7 @@ int npl_ends_with(const char *s, const char *suffix);
 int npl_strcaseeq(const char *a, const char *b);
 /* Parse a non-negative decimal integer that fits an int; -1 on anything else. */
 int npl_parse_uint(const char *s);
+/* The decimal text of v in buf (n >= 12 bytes), as snprintf's "%d" writes it; returns buf. */
+char *npl_fmt_int(char *buf, size_t n, int v);
 
 #endif

@@ -10,10 +10,19 @@ mkdir -p "$db"
 cp -r "$NPL_SRC/recipes/." "$db/"
 rm -rf "$db/engine"
 kimi="kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"
+# a copy with a recipe that names an unknown model: an error located in a file that the
+# warm runs take from the cache unread
+db2=$T/db2
+cp -r "$db" "$db2"
+sed -i 's/^model: kimi-k2.6$/model: kimi-k2.7/' "$db2/kimi-k2.6/$kimi.yaml"
+# older than the cache's 2 s racy window, so that warm runs trust the files' stat data and
+# do not read them (a file changed more recently is read and hashed)
+sleep 2.1
 
 # same CMD...: the output and exit status with no cache, cold and warm are one
+# (DB: the recipe folder, $db unless set)
 same() {
-	local what=$*
+	local what=$* db=${DB:-$db}
 	NPULAUNCH_CACHE=off run "$NPL" --recipes "$db" "$@"
 	local want_rc=$rc want_out want_err
 	want_out=$(cat "$T/out")
@@ -36,6 +45,11 @@ same show "$kimi"
 same show kimi-k2.6 --tpot 20ms --json
 same render "$kimi" --dry-run
 same validate
+# the source line under an error in a recipe the cache gave unread
+DB=$db2 same list
+expect_grep "$T/err" "kimi-k2.6/$kimi.yaml:4:8: error: unknown model 'kimi-k2.7'"
+expect_grep "$T/err" "4 | model: kimi-k2.7"
+DB=$db2 same validate
 
 # the warm runs read the cache: one file per recipe folder, private
 ls "$C"/recipes-*.cache >/dev/null 2>&1 || fail "no cache file in $C"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -393,6 +394,109 @@ static void test_cache_round_trip(void **state)
 	}
 }
 
+/* Open dir with the cache in cache; the number of its recipes that came from the cache
+ * unread (stat data matched), and through *hashed those read and found by their bytes. */
+static int open_dir(const char *dir, const char *cache, struct npl_db *db, struct npl_arena *a,
+		    int *hashed)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	const char *dirs[] = {dir};
+	int i, unread = 0;
+
+	setenv("NPULAUNCH_CACHE", cache, 1);
+	npl_arena_init(a);
+	assert_int_equal(npl_db_open(db, a, dirs, 1, &d), 0);
+	setenv("NPULAUNCH_CACHE", "off", 1);
+	assert_int_equal(d.n, 0);
+	*hashed = 0;
+	for (i = 0; i < db->nrecipes; i++) {
+		unread += db->recipes[i]->lazy && !db->recipes[i]->text;
+		*hashed += db->recipes[i]->lazy && db->recipes[i]->text;
+	}
+	npl_diag_release(&d);
+	return unread;
+}
+
+/* A file whose stat data match what the cache saw is not read; a changed one is; one changed
+ * in the last 2 s is read and hashed again on the next run too (git's racy rule). */
+static void test_cache_by_stat(void **state)
+{
+	char tmp[] = "/tmp/npl-stat-XXXXXX", dir[96], cache[96], cmd[512], *path, *text;
+	struct npl_arena a;
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_db db;
+	const struct npl_layer *R;
+	struct timespec pause = {2, 200000000};
+	int hashed, n;
+	size_t len;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(dir, sizeof(dir), "%s/db", tmp);
+	snprintf(cache, sizeof(cache), "%s/cache", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/recipes' '%s' && rm -rf '%s/engine'", NPL_SOURCE_DIR, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	nanosleep(&pause, NULL);   /* the copies are older than the racy window now */
+
+	/* cold: everything parsed */
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), 0);
+	assert_int_equal(hashed, 0);
+	n = db.nrecipes;
+	assert_true(n >= 22);
+	npl_arena_release(&a);
+	/* warm: nothing read */
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n);
+	assert_int_equal(hashed, 0);
+	/* the body is read on demand, and agrees */
+	R = npl_db_recipe(&db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms");
+	assert_non_null(R);
+	assert_null(R->text);
+	assert_int_equal(npl_db_need(&db, R, &d), 0);
+	assert_false(R->lazy);
+	assert_int_equal(d.n, 0);
+	assert_true(R->scope[NPL_SCOPE_SERVER].nflags > 0);
+	npl_arena_release(&a);
+
+	/* one file rewritten with other bytes of the same size, one with the same bytes */
+	path = npl_arena_printf(&a, "%s/kimi-k2.6/kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms.yaml", dir);
+	text = npl_read_file(path, &len, &d);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "tpot: 20ms"));
+	memcpy(strstr(text, "tpot: 20ms"), "tpot: 21ms", 10);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	fclose(fp);
+	free(text);
+	path = npl_arena_printf(&a, "%s/kimi-k2.6/kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms.yaml", dir);
+	snprintf(cmd, sizeof(cmd), "cp -p '%s' '%s.new' && mv '%s.new' '%s'", path, path, path, path);
+	assert_int_equal(system(cmd), 0);
+	npl_arena_release(&a);
+	/* the first is parsed (its new TPOT shows), the second found by its bytes */
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n - 2);
+	assert_int_equal(hashed, 1);
+	R = npl_db_recipe(&db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms");
+	assert_false(R->lazy);
+	assert_int_equal(R->tpot_us, 21000);
+	npl_arena_release(&a);
+	/* both changed within 2 s: neither is trusted by its stat data yet */
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n - 2);
+	assert_int_equal(hashed, 2);
+	npl_arena_release(&a);
+	/* later they are */
+	nanosleep(&pause, NULL);
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n - 2);
+	assert_int_equal(hashed, 2);
+	npl_arena_release(&a);
+	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n);
+	npl_arena_release(&a);
+
+	npl_diag_release(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Every byte of a cache entry damaged in turn: a miss or a layer with an id, never a crash or
  * a read out of bounds (ASan watches this run in CI). */
 static void test_cache_damaged_bytes(void **state)
@@ -407,10 +511,17 @@ static void test_cache_damaged_bytes(void **state)
 	struct npl_diag d = NPL_DIAG_INIT;
 	struct npl_db db;
 	struct npl_dbcache *c;
+	struct stat st;
 	size_t len, i;
-	int hits = 0, misses = 0;
+	int hits = 0, misses = 0, stat_hits = 0;
 
 	(void)state;
+	/* the stat data of a file last changed long ago, so that the cache keeps them too */
+	memset(&st, 0, sizeof(st));
+	st.st_dev = 7;
+	st.st_ino = 1234;
+	st.st_size = (off_t)strlen(text);
+	st.st_mtim.tv_sec = st.st_ctim.tv_sec = 1000000000;
 	assert_non_null(mkdtemp(dir));
 	setenv("NPULAUNCH_CACHE", dir, 1);
 	npl_arena_init(&a);
@@ -419,7 +530,16 @@ static void test_cache_damaged_bytes(void **state)
 	assert_int_equal(db.nlayers, 1);
 	c = npl_dbcache_open("damage");
 	assert_non_null(c);
-	npl_dbcache_put(c, text, strlen(text), db.layers[0]);
+	npl_dbcache_put(c, text, strlen(text), "t.yaml", &st, db.layers[0]);
+	npl_dbcache_close(c);
+	/* undamaged, both ways in */
+	c = npl_dbcache_open("damage");
+	assert_non_null(npl_dbcache_stat_get(c, "t.yaml", &st, "t.yaml", &a));
+	assert_null(npl_dbcache_stat_get(c, "u.yaml", &st, "u.yaml", &a));
+	st.st_mtim.tv_nsec = 1;
+	assert_null(npl_dbcache_stat_get(c, "t.yaml", &st, "t.yaml", &a));
+	st.st_mtim.tv_nsec = 0;
+	assert_non_null(npl_dbcache_get(c, text, strlen(text), NULL, NULL, "t.yaml", &a));
 	npl_dbcache_close(c);
 	path = npl_dbcache_path("damage");
 	good = npl_read_file(path, &len, &d);
@@ -435,7 +555,12 @@ static void test_cache_damaged_bytes(void **state)
 		fclose(fp);
 		chmod(path, 0600);
 		c = npl_dbcache_open("damage");
-		L = npl_dbcache_get(c, text, strlen(text), "t.yaml", &a);
+		L = npl_dbcache_stat_get(c, "t.yaml", &st, "t.yaml", &a);
+		if (L) {
+			assert_non_null(L->id);
+			stat_hits++;
+		}
+		L = npl_dbcache_get(c, text, strlen(text), NULL, NULL, "t.yaml", &a);
 		if (L) {
 			assert_non_null(L->id);
 			hits++;
@@ -447,6 +572,7 @@ static void test_cache_damaged_bytes(void **state)
 	/* the header and the key bytes must miss; some payload bytes (a number) still read */
 	assert_true(misses > 40);
 	assert_true(hits > 0);
+	assert_true(stat_hits > 0 && stat_hits < hits);
 	setenv("NPULAUNCH_CACHE", "off", 1);
 	free(good);
 	free(path);
@@ -476,6 +602,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_dir_errors, setup, teardown),
 		cmocka_unit_test(test_cache_round_trip),
 		cmocka_unit_test(test_cache_damaged_bytes),
+		cmocka_unit_test(test_cache_by_stat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

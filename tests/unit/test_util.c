@@ -583,6 +583,22 @@ static void test_buf_json_string(void **state)
 	npl_buf_release(&b);
 }
 
+static void test_fmt_int(void **state)
+{
+	static const int v[] = {0, 1, -1, 9, 10, -10, 16, 1234567, INT_MAX, INT_MIN, INT_MIN + 1};
+	char got[16], want[16];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(want, sizeof(want), "%d", v[i]);
+		assert_string_equal(npl_fmt_int(got, sizeof(got), v[i]), want);
+	}
+	/* too small a buffer: empty, never overrun */
+	assert_string_equal(npl_fmt_int(got, 3, 1234), "");
+	assert_string_equal(npl_fmt_int(got, 5, 1234), "1234");
+}
+
 static void test_buf_reset_and_detach(void **state)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -732,6 +748,41 @@ static void test_arena_grow(void **state)
 	assert_int_equal(w[3], 4);
 	assert_int_equal(w[4], 0);
 	npl_arena_release(&a);
+}
+
+/* Mapped chunks (1 MiB and up, huge pages from 2 MiB) are handed out without a memset, so
+ * every byte must come zeroed from the kernel and never be handed out twice. */
+static void test_arena_mapped_chunks_are_zero(void **state)
+{
+	struct npl_arena a;
+	unsigned char *p[40];
+	size_t i, j, len;
+	void *m;
+
+	(void)state;
+	npl_arena_init(&a);
+	p[0] = npl_arena_alloc(&a, (3u << 20) + 5);   /* a chunk of its own, 2 MiB pages */
+	for (j = 0; j < (3u << 20) + 5; j++)
+		assert_int_equal(p[0][j], 0);
+	memset(p[0], 0xff, (3u << 20) + 5);
+	/* enough small ones that the chunks grow past 1 MiB and 2 MiB */
+	for (i = 1; i < NPL_ARRAY_SIZE(p); i++) {
+		p[i] = npl_arena_alloc(&a, 300000);
+		assert_true(aligned(p[i]));
+		for (j = 0; j < 300000; j++)
+			assert_int_equal(p[i][j], 0);
+		memset(p[i], (int)i, 300000);
+	}
+	for (i = 1; i < NPL_ARRAY_SIZE(p); i++)
+		assert_int_equal(p[i][299999], (unsigned char)i);
+	npl_arena_release(&a);
+	/* the mapping itself: whole, zeroed, aligned to 2 MiB from 2 MiB */
+	m = npl_mem_map(5u << 20, &len);
+	assert_non_null(m);
+	assert_true(len >= 5u << 20);
+	assert_int_equal((uintptr_t)m % (2u << 20), 0);
+	assert_int_equal(((unsigned char *)m)[len - 1], 0);
+	npl_mem_unmap(m, len);
 }
 
 static void test_arena_many_and_large(void **state)
@@ -1016,12 +1067,14 @@ int main(void)
 		cmocka_unit_test(test_buf_add_and_printf),
 		cmocka_unit_test(test_buf_printf_at_the_edge),
 		cmocka_unit_test(test_buf_json_string),
+		cmocka_unit_test(test_fmt_int),
 		cmocka_unit_test(test_buf_reset_and_detach),
 		cmocka_unit_test(test_buf_detach_empty),
 		cmocka_unit_test(test_arena_alloc_zeroed),
 		cmocka_unit_test(test_arena_strings),
 		cmocka_unit_test(test_arena_grow),
 		cmocka_unit_test(test_arena_many_and_large),
+		cmocka_unit_test(test_arena_mapped_chunks_are_zero),
 		cmocka_unit_test(test_diag_counts),
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_diag_many_sources),
