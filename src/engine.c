@@ -114,22 +114,37 @@ static int parse_registry(struct npl_engine *e, const char *file, const struct n
 	return rc;
 }
 
-int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_arena *a,
-		    struct npl_diag *d)
+int npl_engine_parse(struct npl_engine *e, const char *name, const char *text, size_t len,
+		     struct npl_arena *a, struct npl_diag *d)
 {
 	struct npl_ynode **docs;
 	int ndocs;
 
 	memset(e, 0, sizeof(*e));
+	npl_diag_source(d, name, text);
+	if (npl_yaml_load(a, name, text, len, &docs, &ndocs, d))
+		return -1;
+	if (ndocs != 1)
+		return npl_error(d, NULL, "%s: the engine-flag registry is one YAML document, not %d", name, ndocs);
+	return parse_registry(e, name, docs[0], a, d);
+}
+
+int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_arena *a,
+		    struct npl_diag *d)
+{
+	memset(e, 0, sizeof(*e));
 	if (db && db->engine_flags)
 		return parse_registry(e, db->engine_flags_file, db->engine_flags, a, d);
+	if (npl_engine_compiled) {
+		/* the shipped registry, turned into C tables at build time (src/gen/engine_gen.c):
+		 * parsing its 42 KB of YAML was two thirds of a render */
+		*e = *npl_engine_compiled;
+		return 0;
+	}
 	if (!npl_embedded_engine[0].name)
 		return npl_error(d, NULL, "no engine-flag registry compiled in");
-	npl_diag_source(d, npl_embedded_engine[0].name, npl_embedded_engine[0].data);
-	if (npl_yaml_load(a, npl_embedded_engine[0].name, npl_embedded_engine[0].data,
-			  npl_embedded_engine[0].len, &docs, &ndocs, d) || ndocs != 1)
-		return -1;
-	return parse_registry(e, npl_embedded_engine[0].name, docs[0], a, d);
+	return npl_engine_parse(e, npl_embedded_engine[0].name, npl_embedded_engine[0].data,
+				npl_embedded_engine[0].len, a, d);
 }
 
 const struct npl_engine_tool *npl_engine_tool(const struct npl_engine *e, const char *module)

@@ -13,6 +13,8 @@
 #ifndef NPL_ENGINE_H
 #define NPL_ENGINE_H
 
+#include <stddef.h>
+
 #include <cjson/cJSON.h>
 
 #include "npulaunch/arena.h"
@@ -53,8 +55,15 @@ struct npl_engine {
 	int nspec;
 };
 
+/* The shipped registry (recipes/engine/) as C tables, generated at build time by
+ * src/gen/engine_gen.c from the same YAML with npl_engine_parse(); NULL in that generator. */
+extern const struct npl_engine *const npl_engine_compiled;
+
+/* Parse a registry document (text of len bytes, named name in messages). Memory in arena. */
+int npl_engine_parse(struct npl_engine *e, const char *name, const char *text, size_t len,
+		     struct npl_arena *a, struct npl_diag *d);
 /* Load the registry: the database's own engine-flags document if a recipe folder holds one,
- * else the one compiled in. Memory in arena. */
+ * else the shipped one (npl_engine_compiled). Memory in arena. */
 int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_arena *a,
 		    struct npl_diag *d);
 /* The tool whose module is module ("sglang.launch_server"), or NULL. */

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "npulaunch/dbcache.h"
+#include "npulaunch/embedded.h"
+#include "npulaunch/engine.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/util.h"
 #include "unit.h"
@@ -497,6 +499,69 @@ static void test_cache_by_stat(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+/* The registry compiled at build time is the YAML, parsed: every tool, flag, choice, alias,
+ * note and speculative algorithm; and it is what npl_engine_load() gives without a folder's
+ * own registry. */
+static void test_engine_compiled_is_the_yaml(void **state)
+{
+	struct npl_arena a;
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_engine parsed, loaded;
+	const struct npl_engine *c = npl_engine_compiled;
+	const struct npl_flag_spec *tp;
+	int i, j, k;
+
+	(void)state;
+	npl_arena_init(&a);
+	assert_non_null(c);
+	assert_int_equal(npl_engine_parse(&parsed, npl_embedded_engine[0].name, npl_embedded_engine[0].data,
+					  npl_embedded_engine[0].len, &a, &d), 0);
+	assert_int_equal(d.n, 0);
+	same_str(c->version, parsed.version);
+	same_str(c->source, parsed.source);
+	same_str(c->file, parsed.file);
+	assert_int_equal(c->ntools, parsed.ntools);
+	assert_true(c->ntools >= 3);
+	for (i = 0; i < c->ntools; i++) {
+		const struct npl_engine_tool *x = &c->tools[i], *y = &parsed.tools[i];
+
+		same_str(x->name, y->name);
+		same_str(x->module, y->module);
+		assert_int_equal(x->nflags, y->nflags);
+		for (j = 0; j < x->nflags; j++) {
+			same_str(x->flags[j].name, y->flags[j].name);
+			assert_int_equal(x->flags[j].type, y->flags[j].type);
+			assert_int_equal(x->flags[j].nchoices, y->flags[j].nchoices);
+			for (k = 0; k < x->flags[j].nchoices; k++)
+				same_str(x->flags[j].choices[k], y->flags[j].choices[k]);
+			same_str(x->flags[j].alias_of, y->flags[j].alias_of);
+			assert_int_equal(x->flags[j].upstream, y->flags[j].upstream);
+			same_str(x->flags[j].note, y->flags[j].note);
+		}
+	}
+	assert_int_equal(c->nspec, parsed.nspec);
+	for (i = 0; i < c->nspec; i++) {
+		same_str(c->spec_names[i], parsed.spec_names[i]);
+		same_str(c->spec_draft[i], parsed.spec_draft[i]);
+	}
+	assert_int_equal(npl_engine_load(&loaded, NULL, &a, &d), 0);
+	assert_ptr_equal(loaded.tools, c->tools);
+	tp = npl_engine_flag(npl_engine_tool(&loaded, "sglang.launch_server"), "tp-size");
+	assert_non_null(tp);
+	assert_int_equal(tp->type, NPL_FT_INT);
+	assert_null(npl_engine_flag(npl_engine_tool(&loaded, "sglang.launch_server"), "tp-sizes"));
+	npl_diag_release(&d);
+	npl_arena_release(&a);
+}
+
 /* Every byte of a cache entry damaged in turn: a miss or a layer with an id, never a crash or
  * a read out of bounds (ASan watches this run in CI). */
 static void test_cache_damaged_bytes(void **state)
@@ -603,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_cache_round_trip),
 		cmocka_unit_test(test_cache_damaged_bytes),
 		cmocka_unit_test(test_cache_by_stat),
+		cmocka_unit_test(test_engine_compiled_is_the_yaml),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
