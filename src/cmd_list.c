@@ -210,8 +210,8 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 				w[col] = n;
 		}
 	{
-		/* the table is built in memory and written at once: printf per cell costs more
-		 * than everything else `list` does over a large database */
+		/* the table is built in memory and written in large pieces: printf per cell cost
+		 * more than everything else `list` does over a large database */
 		struct npl_buf t = NPL_BUF_INIT;
 
 		if (cli->color)
@@ -228,6 +228,11 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 				put_cell(&t, cell(shown[i], col, tmp, sizeof(tmp)), col, w[col]);
 			}
 			npl_buf_putc(&t, '\n');
+			if (t.len >= 64 * 1024) {
+				/* in pieces: the same memory again, not 2 MB of new pages */
+				fwrite(t.data, 1, t.len, stdout);
+				npl_buf_reset(&t);
+			}
 		}
 		fwrite(t.data, 1, t.len, stdout);
 		npl_buf_release(&t);
