@@ -18,4 +18,18 @@ for dir in */; do
 	[[ -e $T/out-$case ]] && fail "$case: render left $T/out-$case behind"
 done
 ((n >= 7)) || fail "only $n bad recipe cases"
+
+# the shipped engine-flag registry is compiled at build time: an error in it fails the build,
+# located, and leaves no table behind; the good one gives the build's table, byte for byte
+gen=${NPL_ENGINE_GEN:?the build sets NPL_ENGINE_GEN}
+reg=recipes/engine/sglang-flags.yaml
+sed '0,/: {type: int}/s//: {type: integer}/' "$NPL_SRC/$reg" >"$T/bad-flags.yaml"
+expect_rc 1 "$gen" "$T/bad-flags.yaml" "$reg" "$T/table.c"
+expect_grep "$T/err" "$reg:"
+expect_grep "$T/err" "error: unknown flag type 'integer' (bool, int, float, string, list)"
+[[ -e $T/table.c || -e $T/table.c.tmp ]] && fail "npl-engine-gen left a table after an error"
+expect_rc 2 "$gen" "$NPL_SRC/$reg"
+expect_rc 1 "$gen" "$T/no-such.yaml" "$reg" "$T/table.c"
+expect_rc 0 "$gen" "$NPL_SRC/$reg" "$reg" "$T/table.c"
+cmp -s "$T/table.c" "$NPL_BUILD/engine_table.c" || fail "npl-engine-gen output differs from the build's table"
 finish
