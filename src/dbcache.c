@@ -666,7 +666,7 @@ static void save_stat(struct npl_dbcache *c, struct npl_buf *b)
 	for (i = 0; i < n; i++) {
 		const struct srec *r = v[i];
 
-		/* a folder loaded twice in one run notes its files twice */
+		/* names are unique within a folder; a repeat would make the next parse drop the file */
 		if (kept && !namecmp(v[i - 1]->name, v[i - 1]->namelen, r->name, r->namelen))
 			continue;
 		npl_buf_add(b, (const char *)&r->dev, 8);

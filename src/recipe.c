@@ -1072,11 +1072,11 @@ int npl_db_need(const struct npl_db *cdb, const struct npl_layer *cL, struct npl
 	struct ctx c = {db, db->arena, d, NULL, 0};
 	struct npl_ynode **docs;
 	struct npl_layer *N;
-	int ndocs;
+	int ndocs, late = !L->text;
 
 	if (!L->lazy)
 		return L->invalid ? -1 : 0;
-	if (!L->text) {
+	if (late) {
 		/* known to the cache by its stat data: read now */
 		L->text = npl_read_file_in(db->arena, L->file, &L->len, d);
 		if (!L->text) {
@@ -1093,7 +1093,10 @@ int npl_db_need(const struct npl_db *cdb, const struct npl_layer *cL, struct npl
 		return -1;
 	if (ndocs != 1 || !(N = build_layer(&c, keep.file, docs[0], keep.source)) ||
 	    N->kind != NPL_LAYER_RECIPE || !N->id || strcmp(N->id, keep.id)) {
-		/* the cache said otherwise: only a damaged cache gets here */
+		/* the cache said otherwise: a file changed since this run saw it, or a damaged cache */
+		if (late)
+			return npl_error(d, &keep.loc, "%s: the file changed while npulaunch was running; "
+					 "run the command again", keep.id);
 		return npl_error(d, &keep.loc, "%s: the recipe cache disagrees with the file; "
 				 "run again with NPULAUNCH_CACHE=off and report it", keep.id);
 	}

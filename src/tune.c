@@ -169,7 +169,7 @@ static int probe_at(int dirfd, const char *rel, struct npl_tune_item *it, int mi
 	struct npl_loc at = {it->path, 0, 0};
 	int fd = openat(dirfd, rel, O_RDWR | O_CLOEXEC), e;
 
-	if (fd < 0 && errno == ENOENT && missing_ok)
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR) && missing_ok)
 		return 1;
 	if (fd < 0) {
 		/* not writable: read it all the same, for the report */
@@ -307,7 +307,7 @@ static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_
 		free(dir);
 	}
 	for (c = 0; c < MAX_CPUS && t->cpudir >= 0; c++) {
-		char rel[64], name[32], *avail;
+		char rel[64], arel[80], name[32], *avail;
 		struct npl_tune_item *it;
 		int r, fd;
 
@@ -317,24 +317,15 @@ static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_
 		snprintf(name, sizeof(name), "cpu%d governor", c);
 		it = add_item(t, xstrdup(name), path_of(t->root, "/sys/devices/system/cpu/%s", rel), wanted);
 		it->rel = it->path + strlen(it->path) - strlen(rel);
-		r = probe_at(t->cpudir, rel, it, 1, d);
-		if (r == 1) {
-			/* this CPU has no cpufreq (offline policy, a VM): nothing to set */
-			drop_last(t);
-			continue;
-		}
-		if (r)
-			rc = -1;
-		t->cpufreq = 1;
-		snprintf(rel, sizeof(rel), "cpu%d/cpufreq/scaling_available_governors", c);
-		fd = openat(t->cpudir, rel, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		avail = read_fd(fd);
-		close(fd);
+		/* what the CPU offers first, then whether the file can be changed (as before) */
+		snprintf(arel, sizeof(arel), "cpu%d/cpufreq/scaling_available_governors", c);
+		fd = openat(t->cpudir, arel, O_RDONLY | O_CLOEXEC);
+		avail = fd < 0 ? NULL : read_fd(fd);
+		if (fd >= 0)
+			close(fd);
 		if (avail && !offers(avail, wanted)) {
 			if (++bad <= MAX_REPORTED) {
-				char *avail_path = path_of(t->root, "/sys/devices/system/cpu/%s", rel);
+				char *avail_path = path_of(t->root, "/sys/devices/system/cpu/%s", arel);
 				struct npl_loc at = {avail_path, 0, 0};
 
 				avail[strcspn(avail, "\n")] = '\0';
@@ -345,6 +336,15 @@ static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_
 			rc = -1;
 		}
 		free(avail);
+		r = probe_at(t->cpudir, rel, it, 1, d);
+		if (r == 1) {
+			/* this CPU has no cpufreq (offline policy, a VM): nothing to set */
+			drop_last(t);
+			continue;
+		}
+		if (r)
+			rc = -1;
+		t->cpufreq = 1;
 	}
 	if (bad > MAX_REPORTED)
 		npl_error(d, NULL, "%d more CPUs do not offer the governor '%s'", bad - MAX_REPORTED, wanted);
@@ -643,6 +643,7 @@ void npl_tune_release(struct npl_tune *t)
 	}
 	free(t->v);
 	free(t->root);
+	/* > 0: a zeroed struct that was never collected must not close stdin */
 	if (t->cpudir > 0)
 		close(t->cpudir);
 	memset(t, 0, sizeof(*t));

@@ -34,7 +34,7 @@ struct npl_tune {
 	int n, cap;
 	int cpus;         /* online CPUs seen */
 	int cpufreq;      /* 1 when cpufreq exists */
-	int cpudir;       /* root/sys/devices/system/cpu opened O_PATH, or -1 */
+	int cpudir;       /* root/sys/devices/system/cpu opened as a folder, or -1 */
 };
 
 /* Read the host's state for the plan tuning object ({cpu_governor, sysctl}); -1 on errors. */

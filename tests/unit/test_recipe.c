@@ -492,6 +492,16 @@ static void test_cache_by_stat(void **state)
 	assert_int_equal(hashed, 2);
 	npl_arena_release(&a);
 	assert_int_equal(open_dir(dir, cache, &db, &a, &hashed), n);
+	/* a file that changes after the run took it unread: its body is read late, and a body
+	 * that is another recipe now is reported as a change, not as a damaged cache */
+	R = npl_db_recipe(&db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms");
+	assert_non_null(R);
+	assert_true(R->lazy && !R->text);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^title: Kimi-K2.6 W4A8 8P IN3K5 OUT1K5 50ms$/title: Kimi-K2.6 W4A8 8P IN3K5 OUT1K5 51ms/' '%s'",
+		 R->file);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(npl_db_need(&db, R, &d), -1);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "the file changed while npulaunch was running"));
 	npl_arena_release(&a);
 
 	npl_diag_release(&d);
