@@ -133,25 +133,26 @@ int main(int argc, char **argv)
 	}
 	npl_arena_init(&a);
 	text = npl_read_file(argv[1], &len, &d);
-	if (!text || npl_engine_parse(&e, argv[2], text, len, &a, &d) || d.errors) {
+	ok = text && npl_engine_parse(&e, argv[2], text, len, &a, &d) == 0 && !d.errors;
+	if (!ok) {
 		npl_diag_flush(&d, stderr);
-		return 1;
-	}
-	gen(&b, &e, argv[2]);
-	npl_buf_printf(&tmp, "%s.tmp", argv[3]);
-	fp = fopen(tmp.data, "w");
-	ok = fp && fwrite(b.data, 1, b.len, fp) == b.len;
-	if (fp && fclose(fp))
-		ok = 0;
-	if (!ok || rename(tmp.data, argv[3])) {
-		fprintf(stderr, "npl-engine-gen: cannot write %s: %s\n", argv[3], strerror(errno));
-		remove(tmp.data);
-		return 1;
+	} else {
+		gen(&b, &e, argv[2]);
+		npl_buf_printf(&tmp, "%s.tmp", argv[3]);
+		fp = fopen(tmp.data, "w");
+		ok = fp && fwrite(b.data, 1, b.len, fp) == b.len;
+		if (fp && fclose(fp))
+			ok = 0;
+		if (!ok || rename(tmp.data, argv[3])) {
+			fprintf(stderr, "npl-engine-gen: cannot write %s: %s\n", argv[3], strerror(errno));
+			remove(tmp.data);
+			ok = 0;
+		}
 	}
 	npl_buf_release(&b);
 	npl_buf_release(&tmp);
 	npl_diag_release(&d);
 	npl_arena_release(&a);
 	free(text);
-	return 0;
+	return ok ? 0 : 1;
 }
