@@ -28,6 +28,7 @@ struct entry {
 	uint32_t len;                /* of the recipe file */
 	uint32_t size;               /* of the payload */
 	const unsigned char *payload;
+	size_t off;                  /* an entry added in this run: its payload's offset in add */
 	int used;
 };
 
@@ -50,8 +51,9 @@ struct npl_dbcache {
 	size_t oldlen;               /* its mapping's length; 0: malloc'ed */
 	struct entry *v;             /* its entries, sorted by (h1, h2, len) */
 	size_t n;
-	struct npl_buf add;          /* entries added in this run, serialised */
-	size_t nadd;
+	struct npl_buf add;          /* the payloads of the entries added in this run */
+	struct entry *added;
+	size_t nadd, capadd;
 	struct srec *s;              /* the stat records as read, sorted by name */
 	size_t ns;
 	size_t next;                 /* the record after the last one found: folders are walked
@@ -621,20 +623,31 @@ void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const 
 	struct io io = {0, 0, &payload, NULL, NULL, NULL, NULL};
 	struct npl_layer copy = *L;   /* the visitor takes a mutable layer; it does not change it */
 	uint64_t h1, h2;
-	uint32_t n = (uint32_t)len, size;
+	uint32_t n = (uint32_t)len;
+	struct entry *e;
 
 	if (!c || len > UINT32_MAX)
 		return;
 	visit(&io, &copy);
 	hash128(text, len, &h1, &h2);
-	size = (uint32_t)payload.len;
-	npl_buf_add(&c->add, (const char *)&h1, 8);
-	npl_buf_add(&c->add, (const char *)&h2, 8);
-	npl_buf_add(&c->add, (const char *)&n, 4);
-	npl_buf_add(&c->add, (const char *)&size, 4);
+	if (c->nadd == c->capadd) {
+		size_t cap = c->capadd ? c->capadd * 2 : 64;
+		void *p = realloc(c->added, cap * sizeof(*c->added));
+
+		if (!p)
+			npl_oom();
+		c->added = p;
+		c->capadd = cap;
+	}
+	e = &c->added[c->nadd++];
+	memset(e, 0, sizeof(*e));
+	e->h1 = h1;
+	e->h2 = h2;
+	e->len = n;
+	e->size = (uint32_t)payload.len;
+	e->off = c->add.len;
 	npl_buf_add(&c->add, payload.data ? payload.data : "", payload.len);
 	npl_buf_release(&payload);
-	c->nadd++;
 	note(c, name, st, h1, h2, n);
 }
 
@@ -710,7 +723,6 @@ static void save(struct npl_dbcache *c)
 	{
 		/* the entries in key order, so that the next run need not sort them */
 		struct entry *all = malloc(((size_t)count + 1) * sizeof(*all));
-		const unsigned char *p = (const unsigned char *)c->add.data;
 		size_t k = 0;
 
 		if (!all)
@@ -719,12 +731,8 @@ static void save(struct npl_dbcache *c)
 			if (c->v[i].used)
 				all[k++] = c->v[i];
 		for (i = 0; i < c->nadd; i++, k++) {
-			memcpy(&all[k].h1, p, 8);
-			memcpy(&all[k].h2, p + 8, 8);
-			memcpy(&all[k].len, p + 16, 4);
-			memcpy(&all[k].size, p + 20, 4);
-			all[k].payload = p + 24;
-			p += 24 + all[k].size;
+			all[k] = c->added[i];
+			all[k].payload = (const unsigned char *)c->add.data + all[k].off;
 		}
 		qsort(all, k, sizeof(*all), entcmp);
 		for (i = 0; i < k; i++) {
@@ -788,6 +796,7 @@ void npl_dbcache_close(struct npl_dbcache *c)
 		free((char *)c->snew[i].name);
 	free(c->snew);
 	npl_buf_release(&c->add);
+	free(c->added);
 	free(c->path);
 	free(c);
 }

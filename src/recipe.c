@@ -1037,6 +1037,16 @@ int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size
 	return load_text(db, name, text, len, source, d, NULL);
 }
 
+/* Add a layer the cache gave: its body is parsed by npl_db_need(). */
+static void add_lazy(struct npl_db *db, struct npl_layer *L, int source)
+{
+	L->source = source;
+	L->lazy = 1;
+	if (source >= db->nsources)
+		db->nsources = source + 1;
+	add_layer(db, L);
+}
+
 /* Load one file through the cache: a file the cache knows becomes a lazy layer; a recipe
  * file that loads without any message is added to it. */
 static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char *name,
@@ -1047,14 +1057,10 @@ static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char 
 	int before = d->n, nlayers = db->nlayers, ndocs, rc;
 
 	if (L) {
-		L->source = source;
-		L->lazy = 1;
 		L->text = text;
 		L->len = len;
 		npl_diag_source(d, name, text);
-		if (source >= db->nsources)
-			db->nsources = source + 1;
-		add_layer(db, L);
+		add_lazy(db, L, source);
 		return 0;
 	}
 	rc = load_text(db, name, text, len, source, d, &ndocs);
@@ -1148,12 +1154,8 @@ static int load_file(struct npl_db *db, struct npl_dbcache *cache, int dirfd, co
 		stp = &st;
 		L = npl_dbcache_stat_get(cache, rel, &st, path, db->arena);
 		if (L) {
-			L->source = source;
-			L->lazy = 1;
 			npl_diag_read_sources(d);
-			if (source >= db->nsources)
-				db->nsources = source + 1;
-			add_layer(db, L);
+			add_lazy(db, L, source);
 			return 0;
 		}
 	}

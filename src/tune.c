@@ -40,26 +40,31 @@ static char *path_of(const char *root, const char *fmt, ...)
 	return npl_buf_detach(&b);
 }
 
+/* Read up to MAX_READ bytes of fd into a string (up to its first NUL); NULL with errno set. */
+static char *read_fd(int fd)
+{
+	char buf[MAX_READ + 1];
+	ssize_t n = read(fd, buf, MAX_READ);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
 /* A small file's text (up to its first NUL), or NULL with errno set. */
 static char *read_small(const char *path)
 {
-	char buf[MAX_READ + 1];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	char *text;
 
 	if (fd < 0)
 		return NULL;
-	n = read(fd, buf, MAX_READ);
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return NULL;
-	}
+	text = read_fd(fd);
+	e = errno;
 	close(fd);
-	buf[n] = '\0';
-	return xstrdup(buf);
+	errno = e;
+	return text;
 }
 
 /* Replace the file rel under dirfd (AT_FDCWD: a path) with text. */
@@ -145,18 +150,6 @@ static struct npl_tune_item *add_item(struct npl_tune *t, char *name, char *path
 	it->path = path;
 	it->wanted = xstrdup(wanted);
 	return it;
-}
-
-/* Read up to MAX_READ bytes of fd into a string (up to its first NUL); NULL with errno set. */
-static char *read_fd(int fd)
-{
-	char buf[MAX_READ + 1];
-	ssize_t n = read(fd, buf, MAX_READ);
-
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return xstrdup(buf);
 }
 
 /*
