@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npulaunch/embedded.h"
 #include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/util.h"
@@ -141,10 +140,8 @@ int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_ar
 		*e = *npl_engine_compiled;
 		return 0;
 	}
-	if (!npl_embedded_engine[0].name)
-		return npl_error(d, NULL, "no engine-flag registry compiled in");
-	return npl_engine_parse(e, npl_embedded_engine[0].name, npl_embedded_engine[0].data,
-				npl_embedded_engine[0].len, a, d);
+	/* only npl-engine-gen itself runs without the tables, and it parses the YAML */
+	return npl_error(d, NULL, "no engine-flag registry compiled in");
 }
 
 const struct npl_engine_tool *npl_engine_tool(const struct npl_engine *e, const char *module)

@@ -15,9 +15,6 @@ struct npl_embedded {
 /* The recipe database shipped in recipes/, ending with a zeroed entry. */
 extern const struct npl_embedded npl_embedded_recipes[];
 extern const unsigned npl_embedded_recipes_count;
-/* The engine-flag registry shipped in recipes/engine/, ending with a zeroed entry. */
-extern const struct npl_embedded npl_embedded_engine[];
-extern const unsigned npl_embedded_engine_count;
 /* The script templates shipped in templates/, ending with a zeroed entry. */
 extern const struct npl_embedded npl_embedded_templates[];
 extern const unsigned npl_embedded_templates_count;

@@ -56,7 +56,8 @@ struct npl_engine {
 };
 
 /* The shipped registry (recipes/engine/) as C tables, generated at build time by
- * src/gen/engine_gen.c from the same YAML with npl_engine_parse(); NULL in that generator. */
+ * src/gen/engine_gen.c from the same YAML with npl_engine_parse() (the YAML is not embedded);
+ * NULL in that generator. */
 extern const struct npl_engine *const npl_engine_compiled;
 
 /* Parse a registry document (text of len bytes, named name in messages). Memory in arena. */

@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "npulaunch/dbcache.h"
-#include "npulaunch/embedded.h"
 #include "npulaunch/engine.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/util.h"
@@ -527,13 +526,16 @@ static void test_engine_compiled_is_the_yaml(void **state)
 	struct npl_engine parsed, loaded;
 	const struct npl_engine *c = npl_engine_compiled;
 	const struct npl_flag_spec *tp;
+	char *text;
+	size_t len;
 	int i, j, k;
 
 	(void)state;
 	npl_arena_init(&a);
 	assert_non_null(c);
-	assert_int_equal(npl_engine_parse(&parsed, npl_embedded_engine[0].name, npl_embedded_engine[0].data,
-					  npl_embedded_engine[0].len, &a, &d), 0);
+	text = npl_read_file(NPL_SOURCE_DIR "/recipes/engine/sglang-flags.yaml", &len, &d);
+	assert_non_null(text);
+	assert_int_equal(npl_engine_parse(&parsed, "recipes/engine/sglang-flags.yaml", text, len, &a, &d), 0);
 	assert_int_equal(d.n, 0);
 	same_str(c->version, parsed.version);
 	same_str(c->source, parsed.source);
@@ -568,6 +570,7 @@ static void test_engine_compiled_is_the_yaml(void **state)
 	assert_non_null(tp);
 	assert_int_equal(tp->type, NPL_FT_INT);
 	assert_null(npl_engine_flag(npl_engine_tool(&loaded, "sglang.launch_server"), "tp-sizes"));
+	free(text);
 	npl_diag_release(&d);
 	npl_arena_release(&a);
 }
