@@ -187,6 +187,25 @@ static void test_no_cpufreq(void **state)
 	drop(f);
 }
 
+/* A cpufreq that is a file, not a folder (ENOTDIR on the way to the governor): no cpufreq for
+ * that CPU, as when it is missing, not an error. */
+static void test_cpufreq_not_a_folder(void **state)
+{
+	struct fx *f = make(2);
+	char cmd[1024];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/sys/devices/system/cpu/cpu0/cpufreq && : >'%s'/sys/devices/system/cpu/cpu0/cpufreq",
+		 f->s.root, f->s.root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, &f->d), 0);
+	assert_int_equal(f->d.errors, 0);
+	assert_int_equal(f->t.cpufreq, 1);
+	assert_int_equal(f->t.n, 1 + 3);   /* cpu1's governor and the sysctls */
+	assert_string_equal(f->t.v[0].name, "cpu1 governor");
+	drop(f);
+}
+
 static void test_debugfs_location(void **state)
 {
 	struct fx *f = make(2);
@@ -405,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_1024_cpus_apply_check_revert),
 		cmocka_unit_test(test_no_cpufreq),
+		cmocka_unit_test(test_cpufreq_not_a_folder),
 		cmocka_unit_test(test_debugfs_location),
 		cmocka_unit_test(test_unknown_governor),
 		cmocka_unit_test(test_readonly_file),
