@@ -216,6 +216,37 @@ static void env_from(struct env *e, char **src)
 	}
 }
 
+/* An entry of a plan's env list: set, or prepend/append to what is there. */
+static void env_put(struct env *e, const cJSON *item, const char *v)
+{
+	const char *name = npl_json_str(item, "name"), *op = npl_json_str(item, "op");
+	const char *old = env_get(e, name), *sep = npl_json_str(item, "sep");
+	char *joined;
+
+	if (!op || !old || !*old) {
+		env_set(e, name, v);
+		return;
+	}
+	if (!sep)
+		sep = ":";
+	joined = malloc(strlen(v) + strlen(sep) + strlen(old) + 1);
+	if (!joined)
+		npl_oom();
+	if (!strcmp(op, "prepend"))
+		sprintf(joined, "%s%s%s", v, sep, old);
+	else
+		sprintf(joined, "%s%s%s", old, sep, v);
+	env_set(e, name, joined);
+	free(joined);
+}
+
+static int env_before_source(const cJSON *item)
+{
+	const char *when = npl_json_str(item, "when");
+
+	return when && !strcmp(when, "before-source");
+}
+
 static void env_release(struct env *e)
 {
 	int i;
@@ -601,14 +632,23 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			print_word(stdout, files[i]);
 			putchar('\n');
 		}
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-			char *v = value(cli, npl_json_str(it, "value"), &site, &bad);
+		for (int before = 1; before >= 0; before--)
+			cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+				char *v;
+				const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name");
 
-			printf("export %s=", npl_json_str(it, "name"));
-			print_word(stdout, v ? v : "");
-			putchar('\n');
-			free(v);
-		}
+				if (env_before_source(it) != before)
+					continue;
+				v = value(cli, npl_json_str(it, "value"), &site, &bad);
+				printf("export %s=", name);
+				if (op && !strcmp(op, "append"))
+					printf("\"${%s:+$%s%s}\"", name, name, npl_json_str(it, "sep"));
+				print_word(stdout, v ? v : "");
+				if (op && !strcmp(op, "prepend"))
+					printf("\"${%s:+%s$%s}\"", name, npl_json_str(it, "sep"), name);
+				printf("%s\n", before ? "  # before the env files" : "");
+				free(v);
+			}
 		if (cpus)
 			printf("cpus %s\n", cpus);
 		for (i = 0; i < nwait && wait_timeout > 0; i++)
@@ -652,13 +692,19 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	env_from(&env, environ);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		env_unset(&env, npl_json_str(it, "name"));
-	if (nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
-		goto fail;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		char *v = value(cli, npl_json_str(it, "value"), &site, &bad);
+	/* the variables the plan places before the env files, then the files, then the rest */
+	for (int before = 1; before >= 0; before--) {
+		if (!before && nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
+			goto fail;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+			char *v;
 
-		env_set(&env, npl_json_str(it, "name"), v ? v : "");
-		free(v);
+			if (env_before_source(it) != before)
+				continue;
+			v = value(cli, npl_json_str(it, "value"), &site, &bad);
+			env_put(&env, it, v ? v : "");
+			free(v);
+		}
 	}
 	if (mask && sched_setaffinity(0, masksz, mask) != 0) {
 		npl_error(&cli->diag, NULL, "cannot pin to CPUs %s: %s", cpus, strerror(errno));

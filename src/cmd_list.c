@@ -43,8 +43,13 @@ static cJSON *recipe_json(const struct npl_layer *R)
 	cJSON_AddNumberToObject(o, "cards", R->cards);
 	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
 	cJSON_AddStringToObject(o, "dataset", R->dataset);
-	cJSON_AddStringToObject(o, "tpot", R->tpot_text);
-	cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	if (R->tpot_us >= 0) {
+		cJSON_AddStringToObject(o, "tpot", R->tpot_text);
+		cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "tpot");
+		cJSON_AddNullToObject(o, "tpot_ms");
+	}
 	if (R->ttft_us >= 0) {
 		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
 		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
@@ -71,7 +76,7 @@ static const char *cell(const struct npl_layer *R, int col, char *tmp, size_t n)
 	case C_CARDS: return npl_fmt_int(tmp, n, R->cards);
 	case C_MODE: return npl_mode_name(R->mode);
 	case C_DATASET: return R->dataset;
-	case C_TPOT: return R->tpot_text;
+	case C_TPOT: return R->tpot_us >= 0 ? R->tpot_text : "-";
 	case C_TTFT: return R->ttft_us >= 0 ? R->ttft_text : "-";
 	default: return R->quantization;
 	}

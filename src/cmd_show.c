@@ -104,7 +104,7 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 		sep = "; ";
 	}
 	printf("\n  dataset       %s\n", npl_json_str(r, "dataset"));
-	printf("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot"),
+	printf("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
 	       npl_json_str(r, "ttft") ? npl_json_str(r, "ttft") : "-");
 	printf("  quantization  %s\n", npl_json_str(r, "quantization"));
 	if (npl_json_str(r, "tier"))

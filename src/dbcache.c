@@ -279,9 +279,11 @@ static void visit(struct io *io, struct npl_layer *L)
 	io_ll(io, &L->tpot_us);
 	io_ll(io, &L->ttft_us);
 	io_loc(io, &L->topo_loc);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NPL_TOPO_COUNT; i++) {
 		io_nint(io, &L->topo[i].instances);
 		io_nint(io, &L->topo[i].cards);
+		io_nint(io, &L->topo[i].dies);
+		io_nint(io, &L->topo[i].first_card);
 	}
 	io_nstr(io, &L->bench.dataset);
 	io_nstr(io, &L->bench.resolution);
@@ -292,6 +294,8 @@ static void visit(struct io *io, struct npl_layer *L)
 	io_nint(io, &L->bench.images);
 	io_nint(io, &L->bench.concurrency);
 	io_nint(io, &L->bench.prompts);
+	io_nint(io, &L->bench.system_prompt_len);
+	io_nint(io, &L->bench.question_len);
 	if (io->reading) {
 		if (mode < NPL_MODE_NONE || mode > NPL_MODE_PD_DISAGG || !L->id)
 			io->bad = 1;

@@ -13,6 +13,7 @@
 #include "npulaunch/dbcache.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/recipe.h"
+#include "npulaunch/site.h"
 #include "npulaunch/util.h"
 
 #define K_DEF (1u << NPL_LAYER_DEFAULTS)
@@ -250,6 +251,99 @@ static int walk(struct ctx *c, const struct npl_ynode *map, const struct field *
 
 /* ---- scope settings: env, unset, source, flags, explicit --------------- */
 
+/* A text or {site: KEY}: the part of an environment value that is its own. */
+static int env_text(struct ctx *c, const struct npl_ynode *name, const struct npl_ynode *v,
+		    struct npl_env_set *e)
+{
+	if (v->kind == NPL_YMAP) {
+		int k;
+
+		if (v->n != 1 || strcmp(v->kids[0]->str, "site"))
+			return fail(c, v, "the value of '%s' is text or {site: KEY}", name->str);
+		v = v->kids[1];
+		if (v->kind != NPL_YSCALAR || npl_ynull(v))
+			return fail(c, v, "'site' names a site value (model-path, draft-model-path, ifname)");
+		k = npl_site_key_from_name(v->str);
+		if (k < 0 || npl_site_is_list(k))
+			return fail(c, v, "'%s' is not a site value an environment variable can hold (model-path, draft-model-path, ifname)",
+				    v->str);
+		e->site_key = k;
+		e->value = v->str;
+		return 0;
+	}
+	if (v->kind != NPL_YSCALAR || npl_ynull(v))
+		return fail(c, v, "the value of '%s' must be text or {site: KEY}", name->str);
+	e->value = v->str;
+	return 0;
+}
+
+/* {value|prepend|append: TEXT-or-{site: KEY}, sep: S, when: before-source|after-source} */
+static int env_value_map(struct ctx *c, const struct npl_ynode *name, const struct npl_ynode *v,
+			 struct npl_env_set *e)
+{
+	static const char *const keys[] = {"value", "prepend", "append", "sep", "when"};
+	int i, have = 0, rc = 0;
+
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *k = v->kids[2 * i], *x = v->kids[2 * i + 1];
+		int j;
+
+		for (j = 0; j < 5; j++)
+			if (!strcmp(keys[j], k->str))
+				break;
+		if (j == 5) {
+			const char *best = npl_did_you_mean(k->str, keys, 5);
+
+			rc = best ? fail(c, k, "unknown key '%s' in the value of '%s' (did you mean '%s'?)",
+					 k->str, name->str, best)
+				  : fail(c, k, "unknown key '%s' in the value of '%s' (value, prepend, append, sep, when)",
+					 k->str, name->str);
+			continue;
+		}
+		if (j <= 2) {
+			if (have++) {
+				rc = fail(c, k, "the value of '%s' takes one of value, prepend and append", name->str);
+				continue;
+			}
+			e->op = j == 0 ? NPL_ENV_SET : j == 1 ? NPL_ENV_PREPEND : NPL_ENV_APPEND;
+			if (env_text(c, name, x, e))
+				rc = -1;
+		} else if (j == 3) {
+			if (x->kind != NPL_YSCALAR || npl_ynull(x) || !*x->str || strpbrk(x->str, "\n\r"))
+				rc = fail(c, x, "'sep' is the text between the value and the inherited one, like ':'");
+			else
+				e->sep = x->str;
+		} else {
+			if (x->kind != NPL_YSCALAR || (strcmp(x->str, "before-source") && strcmp(x->str, "after-source")))
+				rc = fail(c, x, "'when' is before-source or after-source");
+			else
+				e->before_source = !strcmp(x->str, "before-source");
+		}
+	}
+	if (!have && !rc)
+		rc = fail(c, v, "the value of '%s' needs one of value, prepend and append", name->str);
+	if (e->sep && e->op == NPL_ENV_SET && !rc)
+		rc = fail(c, v, "'sep' goes with prepend or append");
+	if (!e->sep)
+		e->sep = ":";
+	return rc;
+}
+
+/* A list, or {replace: LIST}: the list replaces what earlier layers set. */
+static int read_replaceable(struct ctx *c, const struct npl_ynode *v, const char *key,
+			    int (*ok)(const char *), const char *what, struct npl_str **out, int *n,
+			    int *replace)
+{
+	if (v->kind == NPL_YMAP) {
+		if (v->n != 1 || strcmp(v->kids[0]->str, "replace"))
+			return fail(c, v, "'%s' is a list, or {replace: [...]} to replace what earlier layers set",
+				    key);
+		*replace = 1;
+		return read_strlist(c, v->kids[1], key, ok, what, out, n);
+	}
+	return read_strlist(c, v, key, ok, what, out, n);
+}
+
 static int f_env(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_scope_set *s = arg;
@@ -266,15 +360,24 @@ static int f_env(struct ctx *c, const struct npl_ynode *k, const struct npl_ynod
 			rc = fail(c, name, "'%s' is not an environment variable name", name->str);
 			continue;
 		}
+		e = &s->env[s->nenv];
+		e->name = name->str;
+		e->loc = name->loc;
+		e->site_key = -1;
+		if (val->kind == NPL_YMAP) {
+			if (env_value_map(c, name, val, e))
+				rc = -1;
+			else
+				s->nenv++;
+			continue;
+		}
 		if (val->kind != NPL_YSCALAR) {
-			rc = fail(c, val, "the value of '%s' must be a single value (null removes it)",
+			rc = fail(c, val, "the value of '%s' must be a single value, a mapping ({prepend: ...}, {append: ...}, {value: ...}) or null (removes it)",
 				  name->str);
 			continue;
 		}
-		e = &s->env[s->nenv++];
-		e->name = name->str;
 		e->value = npl_ynull(val) ? NULL : val->str;
-		e->loc = name->loc;
+		s->nenv++;
 	}
 	return rc;
 }
@@ -283,15 +386,16 @@ static int f_unset(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 {
 	struct npl_scope_set *s = arg;
 
-	return read_strlist(c, v, k->str, is_env_name, "an environment variable name", &s->unset,
-			    &s->nunset);
+	return read_replaceable(c, v, k->str, is_env_name, "an environment variable name", &s->unset,
+				&s->nunset, &s->unset_replace);
 }
 
 static int f_source(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_scope_set *s = arg;
 
-	return read_strlist(c, v, k->str, is_abs_path, "an absolute path", &s->source, &s->nsource);
+	return read_replaceable(c, v, k->str, is_abs_path, "an absolute path", &s->source, &s->nsource,
+				&s->source_replace);
 }
 
 static int f_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
@@ -375,6 +479,18 @@ static const struct field scope_fields[] = {
 	{"explicit", K_ALL, f_explicit},
 };
 
+static int f_role_spec(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+		       void *arg);
+
+static const struct field role_fields[] = {
+	{"env", K_ALL, f_env},
+	{"unset", K_ALL, f_unset},
+	{"source", K_ALL, f_source},
+	{"flags", K_ALL, f_flags},
+	{"explicit", K_ALL, f_explicit},
+	{"speculative", K_ALL, f_role_spec},
+};
+
 static const struct field router_fields[] = {
 	{"env", K_ALL, f_env},
 	{"unset", K_ALL, f_unset},
@@ -411,7 +527,7 @@ static int f_roles(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 		}
 		char *where = npl_arena_printf(c->a, "role '%s'", name->str);
 
-		if (walk(c, val, scope_fields, NPL_ARRAY_SIZE(scope_fields), where,
+		if (walk(c, val, role_fields, NPL_ARRAY_SIZE(role_fields), where,
 			 &c->L->scope[scopes[j]]))
 			rc = -1;
 	}
@@ -472,6 +588,10 @@ static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct np
 		return read_int(c, v, key, 1, 10000000, &b->concurrency);
 	if (!strcmp(key, "prompts"))
 		return read_int(c, v, key, 1, 100000000, &b->prompts);
+	if (!strcmp(key, "system_prompt_len"))
+		return read_int(c, v, key, 0, 100000000, &b->system_prompt_len);
+	if (!strcmp(key, "question_len"))
+		return read_int(c, v, key, 0, 100000000, &b->question_len);
 	return 0;
 }
 
@@ -488,6 +608,8 @@ static const struct field bench_fields[] = {
 	{"images", K_ALL, f_bench_key},
 	{"concurrency", K_ALL, f_bench_key},
 	{"prompts", K_ALL, f_bench_key},
+	{"system_prompt_len", K_ALL, f_bench_key},
+	{"question_len", K_ALL, f_bench_key},
 };
 
 static int f_bench(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
@@ -501,12 +623,34 @@ static int f_bench(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 
 /* ---- speculative, tuning, ports, launch, topology ---------------------- */
 
+static const char *const spec_field_names[] = {"algorithm", "steps", "topk", "draft_tokens",
+					       "draft_model", "draft_quantization"};
+
 static int f_spec_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
-	struct npl_spec *s = &c->L->spec;
+	struct npl_spec *s = arg;
 	const char *key = k->str;
 
-	(void)arg;
+	if (!strcmp(key, "emit")) {
+		int i, j, rc = 0;
+
+		if (v->kind != NPL_YSEQ || v->n == 0)
+			return fail(c, v, "'emit' is a non-empty list of the block's fields (algorithm, steps, topk, draft_tokens, draft_model, draft_quantization)");
+		for (i = 0; i < v->n; i++) {
+			const struct npl_ynode *it = v->kids[i];
+
+			for (j = 0; j < 6; j++)
+				if (it->kind == NPL_YSCALAR && !strcmp(it->str, spec_field_names[j]))
+					break;
+			if (j == 6)
+				rc = fail(c, it, "'%s' is not a field of the speculative block (algorithm, steps, topk, draft_tokens, draft_model, draft_quantization)",
+					  it->kind == NPL_YSCALAR ? it->str : "?");
+			else
+				s->emit |= 1u << j;
+		}
+		s->emit_loc = k->loc;
+		return rc;
+	}
 	if (!strcmp(key, "algorithm"))
 		return read_str(c, v, key, &s->algorithm);
 	if (!strcmp(key, "steps"))
@@ -534,13 +678,12 @@ static const struct field spec_fields[] = {
 	{"draft_tokens", K_ALL, f_spec_key},
 	{"draft_model", K_ALL, f_spec_key},
 	{"draft_quantization", K_ALL, f_spec_key},
+	{"emit", K_ALL, f_spec_key},
 };
 
-static int f_speculative(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+static int read_spec(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+		     struct npl_spec *s, const char *where)
 {
-	struct npl_spec *s = &c->L->spec;
-
-	(void)arg;
 	s->present = 1;
 	s->loc = k->loc;
 	if (npl_ynull(v)) {
@@ -549,7 +692,22 @@ static int f_speculative(struct ctx *c, const struct npl_ynode *k, const struct 
 	}
 	if (want_map(c, v, k->str))
 		return -1;
-	return walk(c, v, spec_fields, NPL_ARRAY_SIZE(spec_fields), "'speculative'", NULL);
+	return walk(c, v, spec_fields, NPL_ARRAY_SIZE(spec_fields), where, s);
+}
+
+/* roles.X.speculative: the role's own block, merged over the top-level one. */
+static int f_role_spec(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_scope_set *sc = arg;
+
+	sc->spec = npl_arena_calloc(c->a, 1, sizeof(*sc->spec));
+	return read_spec(c, k, v, sc->spec, "a role's 'speculative'");
+}
+
+static int f_speculative(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	return read_spec(c, k, v, &c->L->spec, "'speculative'");
 }
 
 static int is_sysctl_name(const char *s)
@@ -607,14 +765,33 @@ static int f_tuning_key(struct ctx *c, const struct npl_ynode *k, const struct n
 	return rc;
 }
 
+static int f_tuning_replace(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			    void *arg)
+{
+	struct npl_int b = {0};
+
+	(void)arg;
+	if (read_bool(c, v, k->str, &b))
+		return -1;
+	c->L->tuning_replace = b.v;
+	return 0;
+}
+
 static const struct field tuning_fields[] = {
 	{"cpu_governor", K_ALL, f_tuning_key},
 	{"sysctl", K_ALL, f_tuning_key},
+	{"replace", K_ALL, f_tuning_replace},
 };
 
 static int f_tuning(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	(void)arg;
+	if (npl_ynull(v)) {
+		/* tuning: null: this recipe tunes nothing */
+		c->L->tuning_replace = 1;
+		c->L->governor_removed = 1;
+		return 0;
+	}
 	if (want_map(c, v, k->str))
 		return -1;
 	return walk(c, v, tuning_fields, NPL_ARRAY_SIZE(tuning_fields), "'tuning'", NULL);
@@ -687,17 +864,25 @@ static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struc
 
 	if (!strcmp(k->str, "instances"))
 		return read_int(c, v, k->str, 1, 1024, &t->instances);
+	if (!strcmp(k->str, "dies"))
+		return read_int(c, v, k->str, 1, 65536, &t->dies);
+	if (!strcmp(k->str, "first_card"))
+		return read_int(c, v, k->str, 0, 65535, &t->first_card);
 	return read_int(c, v, k->str, 1, 65536, &t->cards);
 }
 
 static const struct field topo_role_fields[] = {
 	{"instances", K_ALL, f_topo_role_key},
 	{"cards", K_ALL, f_topo_role_key},
+	{"dies", K_ALL, f_topo_role_key},
+	{"first_card", K_ALL, f_topo_role_key},
 };
 
 static int f_topo_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
-	struct npl_topology *t = &c->L->topo[strcmp(k->str, "prefill") == 0 ? 0 : 1];
+	struct npl_topology *t = &c->L->topo[!strcmp(k->str, "prefill")  ? NPL_TOPO_PREFILL
+					     : !strcmp(k->str, "decode") ? NPL_TOPO_DECODE
+									 : NPL_TOPO_PD_MIXED];
 	int rc;
 
 	(void)arg;
@@ -713,6 +898,7 @@ static int f_topo_key(struct ctx *c, const struct npl_ynode *k, const struct npl
 static const struct field topo_fields[] = {
 	{"prefill", K_ALL, f_topo_key},
 	{"decode", K_ALL, f_topo_key},
+	{"pd-mixed", K_ALL, f_topo_key},
 };
 
 static int f_topology(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
@@ -860,6 +1046,30 @@ static int f_waive(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 	return rc;
 }
 
+/* deviations: what -> why the recipe deploys what its page evidently means. */
+static int f_deviations(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_layer *L = c->L;
+	int i, rc = 0;
+
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	L->deviation = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*L->deviation));
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *what = v->kids[2 * i], *why = v->kids[2 * i + 1];
+
+		if (why->kind != NPL_YSCALAR || npl_ynull(why) || !*why->str) {
+			rc = fail(c, why, "deviation '%s' needs the reason, as text", what->str);
+			continue;
+		}
+		L->deviation[L->ndeviation].name = what->str;
+		L->deviation[L->ndeviation].value = why->str;
+		L->deviation[L->ndeviation++].loc = what->loc;
+	}
+	return rc;
+}
+
 static int f_scope_top(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	size_t i;
@@ -892,6 +1102,7 @@ static const struct field top_fields[] = {
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
+	{"deviations", K_RECIPE, f_deviations},
 	{"notes", K_ALL, f_ident},
 	{"env", K_ALL, f_scope_top},
 	{"unset", K_ALL, f_scope_top},
@@ -916,7 +1127,7 @@ static const char *const required[NPL_LAYER_COUNT][10] = {
 	[NPL_LAYER_HARDWARE] = {"id", "name", "dies_per_card", "cards_per_node"},
 	[NPL_LAYER_MODEL] = {"id", "name"},
 	[NPL_LAYER_RECIPE] = {"title", "model", "hardware", "cards", "mode", "quantization", "dataset",
-			      "tpot", "bench"},
+			      "bench"},
 };
 
 static const struct npl_ynode *map_get(const struct npl_ynode *map, const char *key)
@@ -993,6 +1204,9 @@ static struct npl_layer *build_layer(struct ctx *c, const char *file, const stru
 		L->id = "defaults";
 	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
 		fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
+	if (L->kind == NPL_LAYER_RECIPE && !map_get(doc, "tpot") && L->ttft_us < 0 &&
+	    (!map_get(doc, "ttft") || npl_ynull(map_get(doc, "ttft"))))
+		fail(c, doc, "a recipe needs a target: 'tpot', 'ttft' or both");
 	L->invalid = c->d->errors != before;
 	return L;
 }
@@ -1315,17 +1529,48 @@ static struct npl_layer *find_id(struct npl_layer **v, int n, const char *id)
 	return NULL;
 }
 
+/* A role's instances must fit: dies no more than its cards have, whole cards on a node. */
+static int check_topo_role(struct npl_layer *R, const struct npl_topology *t, const char *role,
+			   struct npl_diag *d)
+{
+	const struct npl_layer *hw = R->hardware;
+
+	if (!hw || hw->dies_per_card.v <= 0 || hw->cards_per_node.v <= 0)
+		return 0;
+	if (t->dies.set && t->dies.v > t->cards.v * hw->dies_per_card.v)
+		return npl_error(d, &t->dies.loc, "a %s instance of %d card%s has %d dies (%s), not %d",
+				 role, t->cards.v, t->cards.v == 1 ? "" : "s",
+				 t->cards.v * hw->dies_per_card.v, hw->id, t->dies.v);
+	if (t->first_card.set && t->first_card.v + t->cards.v > hw->cards_per_node.v)
+		return npl_error(d, &t->first_card.loc, "a %s instance of %d cards from card %d does not fit a node of %d cards (%s)",
+				 role, t->cards.v, t->first_card.v, hw->cards_per_node.v, hw->id);
+	return 0;
+}
+
 static int check_topology(struct npl_layer *R, struct npl_diag *d)
 {
+	struct npl_topology *mx = &R->topo[NPL_TOPO_PD_MIXED];
 	int total;
 
 	if (R->mode == NPL_MODE_PD_MIXED) {
-		if (R->topo[0].instances.set || R->topo[1].instances.set)
-			return npl_error(d, &R->topo_loc, "'topology' is for pd-disagg recipes; a pd-mixed recipe runs one server on all its cards");
-		return 0;
+		if (R->topo[NPL_TOPO_PREFILL].instances.set || R->topo[NPL_TOPO_DECODE].instances.set)
+			return npl_error(d, &R->topo_loc, "a pd-mixed recipe's 'topology' has only 'pd-mixed' (prefill and decode are for pd-disagg recipes)");
+		if (!mx->instances.set) {
+			*mx = (struct npl_topology){{1, 1, R->cards_loc}, {1, R->cards, R->cards_loc}, {0}, {0}};
+			return 0;
+		}
+		if (mx->instances.v != 1)
+			return npl_error(d, &mx->instances.loc, "a pd-mixed recipe runs one server instance, not %d",
+					 mx->instances.v);
+		if (mx->cards.v != R->cards)
+			return npl_error(d, &mx->cards.loc, "the topology uses %d cards but 'cards' is %d",
+					 mx->cards.v, R->cards);
+		return check_topo_role(R, mx, "pd-mixed", d);
 	}
 	if (R->mode != NPL_MODE_PD_DISAGG)
 		return 0;
+	if (mx->instances.set)
+		return npl_error(d, &R->topo_loc, "a pd-disagg recipe's 'topology' has 'prefill' and 'decode', not 'pd-mixed'");
 	if (!R->topo[0].instances.set && !R->topo[1].instances.set) {
 		/* 1P1D with the cards split evenly, as in the seed pages */
 		if (R->cards % 2)
@@ -1342,6 +1587,8 @@ static int check_topology(struct npl_layer *R, struct npl_diag *d)
 		return npl_error(d, &R->topo_loc, "the topology uses %d cards (%d x %d prefill + %d x %d decode) but 'cards' is %d",
 				 total, R->topo[0].instances.v, R->topo[0].cards.v,
 				 R->topo[1].instances.v, R->topo[1].cards.v, R->cards);
+	if (check_topo_role(R, &R->topo[0], "prefill", d) || check_topo_role(R, &R->topo[1], "decode", d))
+		return -1;
 	return 0;
 }
 

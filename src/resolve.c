@@ -42,6 +42,9 @@ struct renv {
 	const char *name;
 	const char *val;         /* plan value; NULL once removed */
 	struct origin o;
+	enum npl_env_op op;      /* set, or prepend/append to what the process inherits */
+	const char *sep;
+	int before_source;
 };
 
 struct rname {
@@ -85,6 +88,15 @@ struct ostr {
 	struct origin o;
 };
 
+/* A speculative block merged over the layers, for one role. */
+struct spec_state {
+	int on;
+	struct origin o;
+	struct ostr algorithm, draft_quant;
+	struct oint steps, topk, tokens, draft_model;
+	unsigned emit;           /* 0: every field */
+};
+
 /* Top-level settings, merged over the layers. */
 struct top {
 	struct ostr governor;
@@ -100,13 +112,9 @@ struct top {
 	int nifname_env;
 	struct origin ifname_env_o;
 	struct oint socket_ifname;
-	int spec_on;
-	struct origin spec_o;
-	struct ostr spec_algorithm, spec_draft_quant;
-	struct oint spec_steps, spec_topk, spec_tokens, spec_draft_model;
 	struct ostr bench_dataset, bench_resolution;
 	struct oint bench_input, bench_output, bench_prefix, bench_groups, bench_images,
-		bench_concurrency, bench_prompts;
+		bench_concurrency, bench_prompts, bench_sys_len, bench_q_len;
 };
 
 struct ctx {
@@ -178,7 +186,11 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 	if (with_rest) {
 		for (i = 0; i < s->nenv; i++) {
 			const struct npl_env_set *e = &s->env[i];
-			struct renv r = {e->name, e->value ? lit(c, e->value) : NULL, from_layer(L, e->loc)};
+			struct renv r = {e->name, NULL, from_layer(L, e->loc), e->op, e->sep, e->before_source};
+
+			if (e->value)
+				r.val = e->site_key >= 0 ? ref(c, (enum npl_site_key)e->site_key, -1, 0)
+							 : lit(c, e->value);
 
 			for (j = 0; j < m->env.n; j++)
 				if (!strcmp(m->env.v[j].name, e->name))
@@ -206,6 +218,8 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 			else if (!r.dead)
 				PUSH(c->a, m->flags, r);
 		}
+		if (s->source_replace)
+			m->source.n = 0;
 		for (i = 0; i < s->nsource; i++) {
 			for (j = 0; j < m->source.n; j++)
 				if (!strcmp(m->source.v[j].name, s->source[i].s))
@@ -219,6 +233,8 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 			     ((struct rname){s->explicit_flags[i].s, from_layer(L, s->explicit_flags[i].loc)}));
 	}
 	if (with_unset) {
+		if (s->unset_replace)
+			m->unset.n = 0;
 		for (i = 0; i < s->nunset; i++) {
 			for (j = 0; j < m->unset.n; j++)
 				if (!strcmp(m->unset.v[j].name, s->unset[i].s))
@@ -277,12 +293,15 @@ static void merge_top(struct ctx *c)
 	for (i = 0; i < c->nlayers; i++) {
 		const struct npl_layer *L = c->layers[i];
 
-		if (L->governor_removed)
+		if (L->tuning_replace)
+			t->sysctl.n = 0;
+		if (L->governor_removed || L->tuning_replace)
 			t->governor.s = NULL;
 		TAKE_STR(t->governor, L->governor, L);
 		for (j = 0; j < L->nsysctl; j++) {
 			const struct npl_env_set *e = &L->sysctl[j];
-			struct renv r = {e->name, e->value ? lit(c, e->value) : NULL, from_layer(L, e->loc)};
+			struct renv r = {e->name, e->value ? lit(c, e->value) : NULL, from_layer(L, e->loc),
+					 NPL_ENV_SET, NULL, 0};
 			int k;
 
 			for (k = 0; k < t->sysctl.n; k++)
@@ -312,28 +331,6 @@ static void merge_top(struct ctx *c)
 			t->ifname_env_o = from_layer(L, L->ifname_env ? L->ifname_env[0].loc : L->loc);
 		}
 		TAKE_INT(t->socket_ifname, L->socket_ifname, L);
-		if (L->spec.present) {
-			if (L->spec.removed) {
-				memset(&t->spec_algorithm, 0, sizeof(t->spec_algorithm));
-				memset(&t->spec_draft_quant, 0, sizeof(t->spec_draft_quant));
-				memset(&t->spec_steps, 0, sizeof(t->spec_steps));
-				memset(&t->spec_topk, 0, sizeof(t->spec_topk));
-				memset(&t->spec_tokens, 0, sizeof(t->spec_tokens));
-				memset(&t->spec_draft_model, 0, sizeof(t->spec_draft_model));
-				t->spec_on = 0;
-			} else {
-				t->spec_on = 1;
-				t->spec_o = from_layer(L, L->spec.loc);
-			}
-			TAKE_STR(t->spec_algorithm, L->spec.algorithm, L);
-			if (L->spec.draft_quantization_removed)
-				t->spec_draft_quant.s = NULL;
-			TAKE_STR(t->spec_draft_quant, L->spec.draft_quantization, L);
-			TAKE_INT(t->spec_steps, L->spec.steps, L);
-			TAKE_INT(t->spec_topk, L->spec.topk, L);
-			TAKE_INT(t->spec_tokens, L->spec.draft_tokens, L);
-			TAKE_INT(t->spec_draft_model, L->spec.draft_model, L);
-		}
 		TAKE_STR(t->bench_dataset, L->bench.dataset, L);
 		TAKE_STR(t->bench_resolution, L->bench.resolution, L);
 		TAKE_INT(t->bench_input, L->bench.input, L);
@@ -343,6 +340,52 @@ static void merge_top(struct ctx *c)
 		TAKE_INT(t->bench_images, L->bench.images, L);
 		TAKE_INT(t->bench_concurrency, L->bench.concurrency, L);
 		TAKE_INT(t->bench_prompts, L->bench.prompts, L);
+		TAKE_INT(t->bench_sys_len, L->bench.system_prompt_len, L);
+		TAKE_INT(t->bench_q_len, L->bench.question_len, L);
+	}
+}
+
+/* One layer's speculative block over the state; on says whether the block
+ * turns speculative decoding on (a top-level block does not, for prefill). */
+static void spec_take(struct spec_state *st, const struct npl_layer *L, const struct npl_spec *b, int on)
+{
+	if (!b || !b->present)
+		return;
+	if (b->removed) {
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	if (on) {
+		st->on = 1;
+		st->o = from_layer(L, b->loc);
+	}
+	TAKE_STR(st->algorithm, b->algorithm, L);
+	if (b->draft_quantization_removed)
+		st->draft_quant.s = NULL;
+	TAKE_STR(st->draft_quant, b->draft_quantization, L);
+	TAKE_INT(st->steps, b->steps, L);
+	TAKE_INT(st->topk, b->topk, L);
+	TAKE_INT(st->tokens, b->draft_tokens, L);
+	TAKE_INT(st->draft_model, b->draft_model, L);
+	if (b->emit)
+		st->emit = b->emit;
+}
+
+/* The speculative block of one server role: per layer the top-level block
+ * (on for pd-mixed and decode), then disagg's, then the role's own. */
+static void merge_spec(struct ctx *c, enum role r, struct spec_state *st)
+{
+	static const enum npl_scope own[] = {NPL_SCOPE_PD_MIXED, NPL_SCOPE_PREFILL, NPL_SCOPE_DECODE};
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < c->nlayers; i++) {
+		const struct npl_layer *L = c->layers[i];
+
+		spec_take(st, L, &L->spec, r != ROLE_PREFILL);
+		if (r == ROLE_PREFILL || r == ROLE_DECODE)
+			spec_take(st, L, L->scope[NPL_SCOPE_DISAGG].spec, 1);
+		spec_take(st, L, L->scope[own[r]].spec, 1);
 	}
 }
 
@@ -414,7 +457,7 @@ static void put_env(struct ctx *c, struct launch *l, const char *name, const cha
 			l->env.v[i].o = o;
 			return;
 		}
-	PUSH(c->a, l->env, ((struct renv){name, val, o}));
+	PUSH(c->a, l->env, ((struct renv){name, val, o, NPL_ENV_SET, NULL, 0}));
 }
 
 static int has_explicit(const struct merged *m, const char *name)
@@ -499,7 +542,7 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 				break;
 		if (r <= ROLE_DECODE && !strcmp(ov->name, "tp-size") && tp && !c->o->force &&
 		    !(ov->kind == NPL_OV_SET_FLAG && ov->nvalues == 1 && !strcmp(ov->values[0], tp))) {
-			c->rc = npl_error(c->d, NULL, "%s contradicts the rule tp-size: %s has %s (dies per card x cards per instance); use --force to insist",
+			c->rc = npl_error(c->d, NULL, "%s contradicts the rule tp-size: %s has %s (the instance's dies / pp-size); use --force to insist",
 					  ov->text, role_names[r], tp);
 			continue;
 		}
@@ -527,7 +570,7 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 
 /* The data flags of a merged role, after the rule flags; reserved names are refused. */
 static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const struct merged *m,
-			   const char *tp)
+			   const char *tp, const char *tp_why)
 {
 	int i;
 
@@ -538,8 +581,8 @@ static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const s
 			continue;
 		if (r <= ROLE_DECODE && !strcmp(f->name, "tp-size")) {
 			if (f->nvals != 1 || strcmp(f->vals[0], tp))
-				c->rc = npl_error(c->d, &f->o.loc, "tp-size %s contradicts the rule tp-size: %s needs %s (dies per card x cards per instance)",
-						  f->nvals ? f->vals[0] : "(no value)", role_names[r], tp);
+				c->rc = npl_error(c->d, &f->o.loc, "tp-size %s contradicts the rule tp-size: %s needs %s (%s; tp-size x pp-size is the instance's dies)",
+						  f->nvals ? f->vals[0] : "(no value)", role_names[r], tp, tp_why);
 			continue;
 		}
 		if (reserved_rule(r, f->name)) {
@@ -560,7 +603,8 @@ static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const s
 
 struct shape {
 	enum role role;
-	int instances, cards, nodes_per_instance, tp;
+	int instances, cards, nodes_per_instance, dies;
+	const struct npl_topology *topo;
 	int site_key;            /* the site list that holds this role's nodes, or -1 */
 };
 
@@ -618,6 +662,12 @@ static cJSON *env_json(struct launch *l)
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", l->env.v[i].name);
 		cJSON_AddStringToObject(o, "value", l->env.v[i].val);
+		if (l->env.v[i].op != NPL_ENV_SET) {
+			cJSON_AddStringToObject(o, "op", l->env.v[i].op == NPL_ENV_PREPEND ? "prepend" : "append");
+			cJSON_AddStringToObject(o, "sep", l->env.v[i].sep ? l->env.v[i].sep : ":");
+		}
+		if (l->env.v[i].before_source)
+			cJSON_AddStringToObject(o, "when", "before-source");
 		cJSON_AddItemToObject(o, "origin", origin_json(&l->env.v[i].o));
 		cJSON_AddItemToArray(a, o);
 	}
@@ -712,40 +762,46 @@ static cJSON *launch_json(struct ctx *c, int prog)
 	return strings_json(argv, n);
 }
 
-/* The --speculative-* flags from the speculative block. */
-static void put_spec(struct ctx *c, struct launch *l)
+/* The --speculative-* flags from a role's speculative block; emit limits them to some fields. */
+static void put_spec(struct ctx *c, struct launch *l, const struct spec_state *st)
 {
-	struct top *t = &c->t;
+	unsigned emit = st->emit ? st->emit : ~0u;
 
-	if (!t->spec_on)
+	if (!st->on)
 		return;
-	if (!t->spec_algorithm.s) {
-		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'algorithm'");
-		return;
-	}
-	if (!t->spec_steps.set || !t->spec_topk.set) {
-		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'steps' and 'topk'");
+	if ((emit & NPL_SPEC_ALGORITHM) && !st->algorithm.s) {
+		c->rc = npl_error(c->d, &st->o.loc, "the speculative block needs 'algorithm'");
 		return;
 	}
-	put_flag(c, l, "speculative-algorithm", t->spec_algorithm.o, 1, lit(c, t->spec_algorithm.s));
-	if (t->spec_draft_model.set && t->spec_draft_model.v)
+	if ((emit & (NPL_SPEC_STEPS | NPL_SPEC_TOPK | NPL_SPEC_DRAFT_TOKENS)) &&
+	    (!st->steps.set || !st->topk.set)) {
+		c->rc = npl_error(c->d, &st->o.loc, "the speculative block needs 'steps' and 'topk'");
+		return;
+	}
+	if (emit & NPL_SPEC_ALGORITHM)
+		put_flag(c, l, "speculative-algorithm", st->algorithm.o, 1, lit(c, st->algorithm.s));
+	if ((emit & NPL_SPEC_DRAFT_MODEL) && st->draft_model.set && st->draft_model.v)
 		put_flag(c, l, "speculative-draft-model-path",
 			 from_site(NPL_SITE_DRAFT_MODEL_PATH, "rule speculative: the block's draft_model"), 1,
 			 ref(c, NPL_SITE_DRAFT_MODEL_PATH, -1, 0));
-	put_flag(c, l, "speculative-num-steps", t->spec_steps.o, 1, num(c, t->spec_steps.v));
-	put_flag(c, l, "speculative-eagle-topk", t->spec_topk.o, 1, num(c, t->spec_topk.v));
-	if (t->spec_tokens.set) {
-		put_flag(c, l, "speculative-num-draft-tokens", t->spec_tokens.o, 1, num(c, t->spec_tokens.v));
-	} else if (t->spec_topk.v == 1) {
-		put_flag(c, l, "speculative-num-draft-tokens",
-			 from_rule("draft-tokens", "steps + 1 when topk is 1"), 1,
-			 num(c, t->spec_steps.v + 1));
-	} else {
-		c->rc = npl_error(c->d, &t->spec_o.loc, "the speculative block needs 'draft_tokens' when topk is not 1");
+	if (emit & NPL_SPEC_STEPS)
+		put_flag(c, l, "speculative-num-steps", st->steps.o, 1, num(c, st->steps.v));
+	if (emit & NPL_SPEC_TOPK)
+		put_flag(c, l, "speculative-eagle-topk", st->topk.o, 1, num(c, st->topk.v));
+	if (emit & NPL_SPEC_DRAFT_TOKENS) {
+		if (st->tokens.set) {
+			put_flag(c, l, "speculative-num-draft-tokens", st->tokens.o, 1, num(c, st->tokens.v));
+		} else if (st->topk.v == 1) {
+			put_flag(c, l, "speculative-num-draft-tokens",
+				 from_rule("draft-tokens", "steps + 1 when topk is 1"), 1,
+				 num(c, st->steps.v + 1));
+		} else {
+			c->rc = npl_error(c->d, &st->o.loc, "the speculative block needs 'draft_tokens' when topk is not 1");
+		}
 	}
-	if (t->spec_draft_quant.s)
-		put_flag(c, l, "speculative-draft-model-quantization", t->spec_draft_quant.o, 1,
-			 lit(c, t->spec_draft_quant.s));
+	if ((emit & NPL_SPEC_DRAFT_QUANTIZATION) && st->draft_quant.s)
+		put_flag(c, l, "speculative-draft-model-quantization", st->draft_quant.o, 1,
+			 lit(c, st->draft_quant.s));
 }
 
 /* Every site value a piece of the plan refers to, with the highest index. */
@@ -804,29 +860,93 @@ static cJSON *needs_json(const struct needs *n)
 	return a;
 }
 
+/* The value of a merged data flag as a number, or 0 when not set. */
+static int flag_int(const struct merged *m, const char *name, const struct origin **o)
+{
+	for (int i = 0; i < m->flags.n; i++)
+		if (!m->flags.v[i].dead && !strcmp(m->flags.v[i].name, name) && m->flags.v[i].nvals == 1) {
+			if (o)
+				*o = &m->flags.v[i].o;
+			return npl_parse_uint(m->flags.v[i].vals[0]);
+		}
+	return 0;
+}
+
+/* Context and expert parallelism against tp-size (x pp-size); dp-size is engine.c's check. */
+static void check_parallel(struct ctx *c, const struct shape *sh, const struct merged *m, int tp, int pp)
+{
+	static const struct {
+		const char *flag, *what;
+		int whole;   /* divides tp x pp, not tp */
+	} rules[] = {
+		{"attn-cp-size", "context parallel", 0},
+		{"ep-size", "expert parallel", 1},
+	};
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(rules); i++) {
+		const struct origin *o = NULL;
+		int v = flag_int(m, rules[i].flag, &o), of = rules[i].whole ? tp * pp : tp;
+
+		if (v > 0 && of % v)
+			c->rc = npl_error(c->d, o ? &o->loc : NULL, "%s %d (%s) does not divide %s %d of a %s instance (%d dies)",
+					  rules[i].flag, v, rules[i].what,
+					  rules[i].whole ? "tp-size x pp-size" : "tp-size", of,
+					  role_names[sh->role], sh->dies);
+	}
+}
+
 /* The nodes of a server role: per node its rule flags, data flags and env. */
 static cJSON *server_role(struct ctx *c, const struct shape *sh)
 {
 	struct merged m;
+	struct spec_state spec;
 	struct top *t = &c->t;
 	cJSON *role = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *eps = cJSON_CreateArray();
-	const char *tp = num(c, sh->tp);
+	const char *tp, *tp_why;
 	int nnodes = sh->instances * sh->nodes_per_instance, n, multi = sh->nodes_per_instance > 1;
 	int port = sh->role == ROLE_PD_MIXED ? port_or(c, &t->port_entry, "entry")
 		 : sh->role == ROLE_PREFILL ? port_or(c, &t->port_prefill, "prefill")
 					    : port_or(c, &t->port_decode, "decode");
-	const char *tp_why = npl_arena_printf(c->a, "%d dies per card x %d cards", c->hw->dies_per_card.v,
-					      sh->cards);
 	int ifname = !t->socket_ifname.set || t->socket_ifname.v;
+	int pp = 1, tpv;
 
 	merge_role(c, sh->role, &m);
+	merge_spec(c, sh->role, &spec);
+	/* tp-size: the instance's dies over its pipeline stages */
+	for (int i = 0; i < m.flags.n; i++)
+		if (!m.flags.v[i].dead && !strcmp(m.flags.v[i].name, "pp-size") && m.flags.v[i].nvals == 1) {
+			pp = npl_parse_uint(m.flags.v[i].vals[0]);
+			if (pp <= 0 || sh->dies % pp) {
+				c->rc = npl_error(c->d, &m.flags.v[i].o.loc, "pp-size %s does not divide the %d dies of a %s instance",
+						  m.flags.v[i].vals[0], sh->dies, role_names[sh->role]);
+				pp = 1;
+			}
+		}
+	tpv = sh->dies / pp;
+	tp = num(c, tpv);
+	if (sh->topo && sh->topo->dies.set)
+		tp_why = npl_arena_printf(c->a, "%d dies (topology)", sh->dies);
+	else
+		tp_why = npl_arena_printf(c->a, "%d dies per card x %d cards", c->hw->dies_per_card.v,
+					  sh->cards);
+	if (pp > 1)
+		tp_why = npl_arena_printf(c->a, "%s / pp-size %d", tp_why, pp);
+	check_parallel(c, sh, &m, tpv, pp);
+	for (int i = 0; i < m.env.n; i++)
+		if (m.env.v[i].val && !strcmp(m.env.v[i].name, "ASCEND_MF_STORE_URL") &&
+		    sh->role != ROLE_PD_MIXED)
+			c->rc = npl_error(c->d, &m.env.v[i].o.loc, "ASCEND_MF_STORE_URL of %s is derived by the rule mf-store (the first prefill node, ports.mf_store): remove it from the recipe",
+					  role_names[sh->role]);
 	cJSON_AddStringToObject(role, "role", role_names[sh->role]);
 	cJSON_AddStringToObject(role, "script", npl_arena_printf(c->a, "%s.sh", role_names[sh->role]));
 	cJSON_AddStringToObject(role, "program", "server");
 	cJSON_AddNumberToObject(role, "instances", sh->instances);
 	cJSON_AddNumberToObject(role, "cards_per_instance", sh->cards);
 	cJSON_AddNumberToObject(role, "nodes_per_instance", sh->nodes_per_instance);
-	cJSON_AddNumberToObject(role, "tp_size", sh->tp);
+	cJSON_AddNumberToObject(role, "dies_per_instance", sh->dies);
+	cJSON_AddNumberToObject(role, "tp_size", tpv);
+	cJSON_AddNumberToObject(role, "pp_size", pp);
 	if (sh->site_key >= 0)
 		cJSON_AddStringToObject(role, "node_list", npl_site_key_name(sh->site_key));
 	else
@@ -887,18 +1007,38 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 			put_flag(c, &l, "node-rank", from_rule("nodes", "this node's rank in its instance"), 1,
 				 num(c, rank));
 		put_flag(c, &l, "tp-size", from_rule("tp-size", tp_why), 1, tp);
-		put_data_flags(c, sh->role, &l, &m, tp);
-		if (sh->role != ROLE_PREFILL)
-			put_spec(c, &l);
+		if (sh->topo && sh->topo->first_card.set)
+			put_flag(c, &l, "base-gpu-id",
+				 from_rule("placement", npl_arena_printf(c->a, "first card %d x %d dies per card",
+									  sh->topo->first_card.v,
+									  c->hw->dies_per_card.v)),
+				 1, num(c, sh->topo->first_card.v * c->hw->dies_per_card.v));
+		put_data_flags(c, sh->role, &l, &m, tp, tp_why);
+		put_spec(c, &l, &spec);
 
-		/* environment: the layers, then the rules */
+		/* environment: the layers, then the rules; a layer's value of a
+		 * variable the socket-ifname rule sets is honoured */
 		for (int i = 0; i < m.env.n; i++)
-			if (m.env.v[i].val)
+			if (m.env.v[i].val) {
 				put_env(c, &l, m.env.v[i].name, m.env.v[i].val, m.env.v[i].o);
+				l.env.v[l.env.n - 1].op = m.env.v[i].op;
+				l.env.v[l.env.n - 1].sep = m.env.v[i].sep;
+				l.env.v[l.env.n - 1].before_source = m.env.v[i].before_source;
+			}
 		if (ifname)
-			for (int i = 0; i < t->nifname_env; i++)
+			for (int i = 0; i < t->nifname_env; i++) {
+				int j;
+
+				for (j = 0; j < l.env.n; j++)
+					if (!strcmp(l.env.v[j].name, t->ifname_env[i].s))
+						break;
+				if (j < l.env.n) {
+					l.env.v[j].o.why = "the recipe's own value: the socket-ifname rule yields to it";
+					continue;
+				}
 				put_env(c, &l, t->ifname_env[i].s, ref(c, NPL_SITE_IFNAME, -1, 0),
 					from_site(NPL_SITE_IFNAME, "rule socket-ifname"));
+			}
 		if (sh->role != ROLE_PD_MIXED) {
 			struct npl_buf b = NPL_BUF_INIT;
 
@@ -958,8 +1098,11 @@ static cJSON *client_role(struct ctx *c, enum role r, struct launch *l, const st
 	cJSON_AddItemToObject(role, "unset", names_json(m->unset.v, m->unset.n, "name"));
 	cJSON_AddItemToObject(role, "source", cJSON_CreateArray());
 	for (int i = 0; i < m->env.n; i++)
-		if (m->env.v[i].val)
+		if (m->env.v[i].val) {
 			put_env(c, l, m->env.v[i].name, m->env.v[i].val, m->env.v[i].o);
+			l->env.v[l->env.n - 1].op = m->env.v[i].op;
+			l->env.v[l->env.n - 1].sep = m->env.v[i].sep;
+		}
 	apply_overrides(c, r, l, NULL);
 	cJSON_AddNumberToObject(node, "index", 0);
 	cJSON_AddNullToObject(node, "address");
@@ -1005,7 +1148,7 @@ static cJSON *router_role(struct ctx *c, const struct shape *pre, const struct s
 	}
 	put_flag(c, &l, "host", t->entry_host.o, 1, lit(c, t->entry_host.s ? t->entry_host.s : ""));
 	put_flag(c, &l, "port", t->port_entry.o, 1, num(c, port_or(c, &t->port_entry, "entry")));
-	put_data_flags(c, ROLE_ROUTER, &l, &m, NULL);
+	put_data_flags(c, ROLE_ROUTER, &l, &m, NULL, NULL);
 	role = client_role(c, ROLE_ROUTER, &l, &m);
 	{
 		cJSON *eps = cJSON_CreateArray(), *ep = cJSON_CreateObject();
@@ -1062,6 +1205,8 @@ static cJSON *bench_role(struct ctx *c)
 		int groups = t->bench_groups.set ? t->bench_groups.v : 1;
 		long long sys = ((long long)in * pct + 50) / 100;
 		long long q = ((long long)in * (100 - pct) + 50) / 100;
+		struct origin sys_o = from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, pct));
+		struct origin q_o = from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, 100 - pct));
 
 		if (prompts % groups)
 			c->rc = npl_error(c->d, &t->bench_groups.o.loc, "bench.prompts (%d) must divide into bench.groups (%d)",
@@ -1071,12 +1216,17 @@ static cJSON *bench_role(struct ctx *c)
 			 num(c, groups));
 		put_flag(c, &l, "gsp-prompts-per-group", from_rule("bench-gsp", "prompts / groups"), 1,
 			 num(c, prompts / groups));
-		put_flag(c, &l, "gsp-system-prompt-len",
-			 from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, pct)), 1,
-			 npl_arena_printf(c->a, "%lld", sys));
-		put_flag(c, &l, "gsp-question-len",
-			 from_rule("bench-gsp", npl_arena_printf(c->a, "round(%d x %d%%)", in, 100 - pct)), 1,
-			 npl_arena_printf(c->a, "%lld", q));
+		/* what the page benchmarks wins over the formula */
+		if (t->bench_sys_len.set) {
+			sys = t->bench_sys_len.v;
+			sys_o = t->bench_sys_len.o;
+		}
+		if (t->bench_q_len.set) {
+			q = t->bench_q_len.v;
+			q_o = t->bench_q_len.o;
+		}
+		put_flag(c, &l, "gsp-system-prompt-len", sys_o, 1, npl_arena_printf(c->a, "%lld", sys));
+		put_flag(c, &l, "gsp-question-len", q_o, 1, npl_arena_printf(c->a, "%lld", q));
 		put_flag(c, &l, "gsp-output-len", t->bench_output.o, 1, num(c, out));
 	} else {
 		if (!strcmp(ds, "image")) {
@@ -1092,7 +1242,7 @@ static cJSON *bench_role(struct ctx *c)
 		put_flag(c, &l, "random-output-len", t->bench_output.o, 1, num(c, out));
 		put_flag(c, &l, "random-range-ratio", from_rule("bench-lengths", "fixed lengths"), 1, "1");
 	}
-	put_data_flags(c, ROLE_BENCH, &l, &m, NULL);
+	put_data_flags(c, ROLE_BENCH, &l, &m, NULL, NULL);
 	return client_role(c, ROLE_BENCH, &l, &m);
 }
 
@@ -1104,16 +1254,20 @@ static int shapes(struct ctx *c, struct shape *sh, int *n)
 
 	*n = 0;
 	if (R->mode == NPL_MODE_PD_MIXED) {
-		sh[0] = (struct shape){ROLE_PD_MIXED, 1, R->cards, 1, dies * R->cards, -1};
+		const struct npl_topology *tm = &R->topo[NPL_TOPO_PD_MIXED];
+
+		sh[0] = (struct shape){ROLE_PD_MIXED, 1, R->cards, 1, dies * R->cards, tm, -1};
 		(*n)++;
 	} else {
 		sh[0] = (struct shape){ROLE_PREFILL, R->topo[0].instances.v, R->topo[0].cards.v, 1,
-				       dies * R->topo[0].cards.v, NPL_SITE_PREFILL_IP};
+				       dies * R->topo[0].cards.v, &R->topo[0], NPL_SITE_PREFILL_IP};
 		sh[1] = (struct shape){ROLE_DECODE, R->topo[1].instances.v, R->topo[1].cards.v, 1,
-				       dies * R->topo[1].cards.v, NPL_SITE_DECODE_IP};
+				       dies * R->topo[1].cards.v, &R->topo[1], NPL_SITE_DECODE_IP};
 		*n = 2;
 	}
 	for (i = 0; i < *n; i++) {
+		if (sh[i].topo && sh[i].topo->dies.set)
+			sh[i].dies = sh[i].topo->dies.v;
 		if (sh[i].cards > cpn) {
 			if (sh[i].cards % cpn)
 				return npl_error(c->d, &R->cards_loc, "a %s instance of %d cards does not fill whole nodes of %d cards (%s)",
@@ -1189,8 +1343,13 @@ static cJSON *recipe_json(struct ctx *c)
 	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
 	cJSON_AddStringToObject(o, "quantization", R->quantization);
 	cJSON_AddStringToObject(o, "dataset", R->dataset);
-	cJSON_AddStringToObject(o, "tpot", R->tpot_text);
-	cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	if (R->tpot_us >= 0) {
+		cJSON_AddStringToObject(o, "tpot", R->tpot_text);
+		cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "tpot");
+		cJSON_AddNullToObject(o, "tpot_ms");
+	}
 	if (R->ttft_us >= 0) {
 		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
 		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
@@ -1202,6 +1361,22 @@ static cJSON *recipe_json(struct ctx *c)
 		cJSON_AddStringToObject(o, "tier", R->tier);
 	if (R->notes)
 		cJSON_AddStringToObject(o, "notes", R->notes);
+	if (R->ndeviation) {
+		cJSON *dv = cJSON_CreateArray();
+
+		for (int i = 0; i < R->ndeviation; i++) {
+			cJSON *x = cJSON_CreateObject();
+			char at[512];
+
+			snprintf(at, sizeof(at), "%s:%d:%d", R->deviation[i].loc.file, R->deviation[i].loc.line,
+				 R->deviation[i].loc.col);
+			cJSON_AddStringToObject(x, "what", R->deviation[i].name);
+			cJSON_AddStringToObject(x, "why", R->deviation[i].value);
+			cJSON_AddStringToObject(x, "at", at);
+			cJSON_AddItemToArray(dv, x);
+		}
+		cJSON_AddItemToObject(o, "deviations", dv);
+	}
 	cJSON_AddStringToObject(o, "file", R->file);
 	return o;
 }

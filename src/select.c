@@ -242,7 +242,10 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 		miss(misses, &dist, 2, "hardware %s, not %s", R->hardware->id, q->hardware->id);
 	if (q->mode != NPL_MODE_NONE && R->mode != q->mode)
 		miss(misses, &dist, 1, "mode %s, not %s", npl_mode_name(R->mode), npl_mode_name(q->mode));
-	if (q->tpot_us >= 0 && R->tpot_us > q->tpot_us) {
+	if (q->tpot_us >= 0 && R->tpot_us < 0) {
+		npl_format_duration(a, sizeof(a), q->tpot_us);
+		miss(misses, &dist, 2, "no TPOT figure to meet the %s budget", a);
+	} else if (q->tpot_us >= 0 && R->tpot_us > q->tpot_us) {
 		npl_format_duration(a, sizeof(a), q->tpot_us);
 		npl_format_duration(b, sizeof(b), R->tpot_us - q->tpot_us);
 		miss(misses, &dist, 1 + squash(R->tpot_us - q->tpot_us, q->tpot_us),
@@ -308,7 +311,7 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 static int better(const struct npl_db *db, const struct npl_query *q, const struct npl_layer *x,
 		  const struct npl_layer *y)
 {
-	if (q->tpot_us >= 0 && x->tpot_us != y->tpot_us)
+	if (q->tpot_us >= 0 && x->tpot_us != y->tpot_us && x->tpot_us >= 0 && y->tpot_us >= 0)
 		return x->tpot_us > y->tpot_us ? -1 : 1;
 	if (q->ttft_us >= 0 && x->ttft_us != y->ttft_us)
 		return x->ttft_us > y->ttft_us ? -1 : 1;
@@ -400,7 +403,7 @@ static int options_for(const struct npl_query *q, const struct npl_layer *R, str
 			n++;
 		}
 	}
-	if (q->tpot_us < 0 || q->tpot_us > R->tpot_us) {
+	if (R->tpot_us >= 0 && (q->tpot_us < 0 || q->tpot_us > R->tpot_us)) {
 		v[n].q = *q;
 		v[n].q.tpot_us = R->tpot_us;
 		snprintf(v[n].text, sizeof(v[n].text), "--tpot %s", R->tpot_text);

@@ -56,11 +56,24 @@ struct npl_int {
 	struct npl_loc loc;
 };
 
-/* An environment variable set (value) or removed (value NULL) by a layer. */
+/* How an environment value combines with what the process inherits. */
+enum npl_env_op {
+	NPL_ENV_SET,      /* the value replaces what is inherited */
+	NPL_ENV_PREPEND,  /* value SEP inherited (the value alone when nothing is inherited) */
+	NPL_ENV_APPEND,   /* inherited SEP value */
+};
+
+/* An environment variable set (value) or removed (value NULL) by a layer. In
+ * the lists that are plain name/value pairs (sysctl, waive, deviations) only
+ * name, value and loc are used. */
 struct npl_env_set {
 	const char *name;
 	const char *value;
 	struct npl_loc loc;
+	enum npl_env_op op;
+	const char *sep;          /* PREPEND/APPEND: the separator (":" unless the layer says) */
+	int site_key;             /* >= 0: the value is this site value (enum npl_site_key) */
+	int before_source;        /* exported before the Ascend env files are sourced */
 };
 
 enum npl_flag_kind {
@@ -78,6 +91,30 @@ struct npl_flag_set {
 	struct npl_loc loc;
 };
 
+/* Speculative decoding: one block that the rules turn into the --speculative-* flags. */
+struct npl_spec {
+	int present;              /* the layer has a speculative key */
+	int removed;              /* speculative: null */
+	struct npl_loc loc;
+	struct npl_str algorithm;
+	struct npl_int steps, topk, draft_tokens;
+	struct npl_int draft_model;       /* 1: the draft model path is a site value */
+	struct npl_str draft_quantization;
+	int draft_quantization_removed;
+	unsigned emit;            /* emit: [...] as NPL_SPEC_* bits; 0 when not given (all) */
+	struct npl_loc emit_loc;
+};
+
+/* The fields of a speculative block, as bits of npl_spec.emit. */
+enum {
+	NPL_SPEC_ALGORITHM = 1u << 0,
+	NPL_SPEC_STEPS = 1u << 1,
+	NPL_SPEC_TOPK = 1u << 2,
+	NPL_SPEC_DRAFT_TOKENS = 1u << 3,
+	NPL_SPEC_DRAFT_MODEL = 1u << 4,
+	NPL_SPEC_DRAFT_QUANTIZATION = 1u << 5,
+};
+
 /* Settings that apply to one scope. */
 struct npl_scope_set {
 	struct npl_env_set *env;
@@ -90,24 +127,16 @@ struct npl_scope_set {
 	int nflags;
 	struct npl_str *explicit_flags;  /* rule-derived flags to write even when SGLang's default would do */
 	int nexplicit;
+	int unset_replace, source_replace;  /* {replace: [...]}: drop what earlier layers listed */
+	struct npl_spec *spec;           /* roles.X.speculative (NULL when the role has none) */
 };
 
-/* Speculative decoding: one block that the rules turn into the --speculative-* flags. */
-struct npl_spec {
-	int present;              /* the layer has a speculative key */
-	int removed;              /* speculative: null */
-	struct npl_loc loc;
-	struct npl_str algorithm;
-	struct npl_int steps, topk, draft_tokens;
-	struct npl_int draft_model;       /* 1: the draft model path is a site value */
-	struct npl_str draft_quantization;
-	int draft_quantization_removed;
-};
 
 /* The benchmark: dataset kind and sizes, from which the rules build bench_serving's flags. */
 struct npl_bench_spec {
 	struct npl_str dataset;   /* random, generated-shared-prefix, image */
 	struct npl_int input, output, prefix, groups, images, concurrency, prompts;
+	struct npl_int system_prompt_len, question_len;   /* generated-shared-prefix, as the page states */
 	struct npl_str resolution;
 };
 
@@ -124,9 +153,13 @@ struct npl_launch {
 
 enum { NPL_PROG_SERVER, NPL_PROG_ROUTER, NPL_PROG_BENCH };
 
+/* One role's instances: how many, the cards of each, and optionally the dies
+ * each uses (fewer than its cards have) and its first card on its node. */
 struct npl_topology {
-	struct npl_int instances, cards;
+	struct npl_int instances, cards, dies, first_card;
 };
+
+enum { NPL_TOPO_PREFILL, NPL_TOPO_DECODE, NPL_TOPO_PD_MIXED, NPL_TOPO_COUNT };
 
 /* One document of the database: defaults, hardware profile, model or recipe. */
 struct npl_layer {
@@ -148,6 +181,7 @@ struct npl_layer {
 	int governor_removed;
 	struct npl_env_set *sysctl;    /* tuning.sysctl (value NULL removes) */
 	int nsysctl;
+	int tuning_replace;            /* tuning: null, or tuning.replace: drop the inherited tuning */
 	struct npl_ports ports;
 	struct npl_launch launch;
 	struct npl_str entry_host;
@@ -172,9 +206,11 @@ struct npl_layer {
 	const char *quantization, *dataset, *tier;
 	const char *tpot_text, *ttft_text;
 	long long tpot_us, ttft_us;    /* -1: none */
-	struct npl_topology topo[2];   /* prefill, decode */
+	struct npl_topology topo[NPL_TOPO_COUNT];   /* prefill, decode, pd-mixed */
 	struct npl_env_set *waive;     /* rule -> why this recipe keeps what the rule warns about */
 	int nwaive;
+	struct npl_env_set *deviation; /* what -> why the recipe deploys what its page means, not says */
+	int ndeviation;
 	struct npl_loc cards_loc, mode_loc, topo_loc;
 	const struct npl_layer *model, *hardware;
 };

@@ -283,7 +283,7 @@ static void test_topology(void **state)
 	f = *state;
 	assert_int_equal(load(f, RECIPE_HEAD "cards: 8\nmode: pd-mixed\n" RECIPE_TAIL
 				 "topology:\n  prefill: {instances: 1, cards: 4}\n  decode: {instances: 1, cards: 4}\n"), -1);
-	assert_string_equal(msg(f, 0), "t.yaml:11:1: error: 'topology' is for pd-disagg recipes; a pd-mixed recipe runs one server on all its cards");
+	assert_string_equal(msg(f, 0), "t.yaml:11:1: error: a pd-mixed recipe's 'topology' has only 'pd-mixed' (prefill and decode are for pd-disagg recipes)");
 }
 
 static void test_kinds_and_shapes_of_documents(void **state)

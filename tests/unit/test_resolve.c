@@ -237,7 +237,7 @@ static void test_rule_checks(void **state)
 	plan = resolve(f, "test-8p-50ms", NULL, 0, 0);
 	assert_null(plan);
 	assert_int_equal(f->d.errors, 4);
-	assert_string_equal(msg(f, 0), "t.yaml:12:3: error: tp-size 8 contradicts the rule tp-size: pd-mixed needs 16 (dies per card x cards per instance)");
+	assert_string_equal(msg(f, 0), "t.yaml:12:3: error: tp-size 8 contradicts the rule tp-size: pd-mixed needs 16 (2 dies per card x 8 cards; tp-size x pp-size is the instance's dies)");
 	assert_string_equal(msg(f, 1), "t.yaml:13:3: error: flag 'host' of pd-mixed is derived by a rule: it comes from the rules and the site values");
 	assert_string_equal(msg(f, 2), "t.yaml:14:3: error: flag 'speculative-num-steps' of pd-mixed is derived by a rule: set it in the 'speculative' block");
 	assert_string_equal(msg(f, 3), "t.yaml:15:1: error: the speculative block needs 'draft_tokens' when topk is not 1");
@@ -301,7 +301,7 @@ static void test_overrides_checked_by_rules(void **state)
 
 	open_db(f, NULL);
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &tp, 1, 0));
-	assert_string_equal(msg(f, 0), "error: --set tp-size=8 contradicts the rule tp-size: pd-mixed has 16 (dies per card x cards per instance); use --force to insist");
+	assert_string_equal(msg(f, 0), "error: --set tp-size=8 contradicts the rule tp-size: pd-mixed has 16 (the instance's dies / pp-size); use --force to insist");
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &host, 1, 0));
 	assert_string_equal(msg(f, 1), "error: --set host=0.0.0.0: --host is derived by a rule for pd-mixed (see show --explain); use --force to insist");
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &router, 1, 0));
