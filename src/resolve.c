@@ -1084,6 +1084,11 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 	}
 	cJSON_AddItemToObject(role, "nodes", nodes);
 	cJSON_AddItemToObject(role, "endpoints", eps);
+	for (n = 0; n < m.env.n; n++)
+		if (m.env.v[n].val && m.env.v[n].before_source) {
+			cJSON_AddTrueToObject(role, "env_before_source");
+			break;
+		}
 	return role;
 }
 
