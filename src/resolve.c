@@ -496,6 +496,17 @@ static const char *reserved_rule(enum role r, const char *flag)
 	return NULL;
 }
 
+/* The name of the rule (or site value) an origin names, for messages. */
+static const char *rule_name(struct ctx *c, const struct origin *o)
+{
+	if (!strcmp(o->layer, "site") && o->why && npl_starts_with(o->why, "rule ")) {
+		const char *r = o->why + 5;
+
+		return npl_arena_printf(c->a, "%.*s", (int)strcspn(r, ":"), r);
+	}
+	return o->id ? o->id : o->layer;
+}
+
 static int role_of_name(const char *s)
 {
 	int r;
@@ -547,8 +558,23 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 			continue;
 		}
 		if (reserved_rule(r, ov->name) && strcmp(ov->name, "tp-size") && !c->o->force) {
-			c->rc = npl_error(c->d, NULL, "%s: --%s is derived by a rule for %s (see show --explain); use --force to insist",
-					  ov->text, ov->name, role_names[r]);
+			const struct rflag *have = j < l->flags.n ? &l->flags.v[j] : NULL;
+
+			if (have && (!strcmp(have->o.layer, "rule") || !strcmp(have->o.layer, "site")))
+				c->rc = npl_error(c->d, NULL, "%s: --%s of %s comes from the rule %s (see show --explain); use --force to insist",
+						  ov->text, ov->name, role_names[r], rule_name(c, &have->o));
+			else if (have && npl_starts_with(ov->name, "speculative-"))
+				c->rc = npl_error(c->d, NULL, "%s: --%s of %s comes from the %s's speculative block (see show --explain); change it there, or use --force to insist",
+						  ov->text, ov->name, role_names[r], have->o.layer);
+			else if (have)
+				c->rc = npl_error(c->d, NULL, "%s: --%s of %s is derived by the rules from the %s's settings (see show --explain); use --force to insist",
+						  ov->text, ov->name, role_names[r], have->o.layer);
+			else if (npl_starts_with(ov->name, "speculative-"))
+				c->rc = npl_error(c->d, NULL, "%s: no rule writes --%s on %s, which has no speculative block: give it one (roles.%s.speculative in the recipe), or use --force to insist",
+						  ov->text, ov->name, role_names[r], role_names[r]);
+			else
+				c->rc = npl_error(c->d, NULL, "%s: --%s is owned by the rules (see show --explain), though none writes it on %s here; use --force to insist",
+						  ov->text, ov->name, role_names[r]);
 			continue;
 		}
 		if (ov->kind == NPL_OV_UNSET_FLAG) {
@@ -587,7 +613,8 @@ static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const s
 		}
 		if (reserved_rule(r, f->name)) {
 			const char *hint = npl_starts_with(f->name, "speculative-")
-				? "set it in the 'speculative' block"
+				? (r == ROLE_PREFILL ? "set it in prefill's own block, roles.prefill.speculative"
+						     : "set it in the 'speculative' block")
 				: (!strcmp(f->name, "port") || !strcmp(f->name, "disaggregation-bootstrap-port"))
 				? "set it under 'ports'"
 				: "it comes from the rules and the site values";

@@ -303,7 +303,7 @@ static void test_overrides_checked_by_rules(void **state)
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &tp, 1, 0));
 	assert_string_equal(msg(f, 0), "error: --set tp-size=8 contradicts the rule tp-size: pd-mixed has 16 (the instance's dies / pp-size); use --force to insist");
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &host, 1, 0));
-	assert_string_equal(msg(f, 1), "error: --set host=0.0.0.0: --host is derived by a rule for pd-mixed (see show --explain); use --force to insist");
+	assert_string_equal(msg(f, 1), "error: --set host=0.0.0.0: --host of pd-mixed is derived by the rules from the defaults's settings (see show --explain); use --force to insist");
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", &router, 1, 0));
 	assert_string_equal(msg(f, 2), "error: --set router:policy=8: recipe 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms' has no router role");
 	/* agreeing with the rule is fine; --force lets a contradiction through, marked */
