@@ -251,6 +251,20 @@ static int walk(struct ctx *c, const struct npl_ynode *map, const struct field *
 
 /* ---- scope settings: env, unset, source, flags, explicit --------------- */
 
+/* A literal value that looks like a shell reference ($NAME, ${NAME}): it stays
+ * literal, which is rarely what was meant. */
+static void warn_dollar(struct ctx *c, const struct npl_ynode *v, const char *what)
+{
+	const char *p;
+
+	for (p = strchr(v->str, '$'); p; p = strchr(p + 1, '$'))
+		if (p[1] == '{' || p[1] == '_' || (p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')) {
+			npl_warn(c->d, &v->loc, "'%s' of '%s' looks like a shell reference, but values reach the program literally: write {prepend: ...}/{append: ...} to build on an inherited variable, {site: KEY} for a site value",
+				 v->str, what);
+			return;
+		}
+}
+
 /* A text or {site: KEY}: the part of an environment value that is its own. */
 static int env_text(struct ctx *c, const struct npl_ynode *name, const struct npl_ynode *v,
 		    struct npl_env_set *e)
@@ -274,6 +288,7 @@ static int env_text(struct ctx *c, const struct npl_ynode *name, const struct np
 	if (v->kind != NPL_YSCALAR || npl_ynull(v))
 		return fail(c, v, "the value of '%s' must be text or {site: KEY}", name->str);
 	e->value = v->str;
+	warn_dollar(c, v, name->str);
 	return 0;
 }
 
@@ -377,6 +392,8 @@ static int f_env(struct ctx *c, const struct npl_ynode *k, const struct npl_ynod
 			continue;
 		}
 		e->value = npl_ynull(val) ? NULL : val->str;
+		if (e->value)
+			warn_dollar(c, val, name->str);
 		s->nenv++;
 	}
 	return rc;
@@ -433,6 +450,7 @@ static int f_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 			f->values = npl_arena_alloc(c->a, sizeof(*f->values));
 			f->values[0] = val->str;
 			f->nvalues = 1;
+			warn_dollar(c, val, name->str);
 		} else if (val->kind == NPL_YSEQ && val->n > 0) {
 			f->kind = NPL_FLAG_VALUES;
 			f->values = npl_arena_calloc(c->a, (size_t)val->n, sizeof(*f->values));
