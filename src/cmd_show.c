@@ -136,6 +136,13 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	printf("\n");
 	if (npl_json_str(r, "notes"))
 		printf("  notes         %s\n", npl_json_str(r, "notes"));
+	{
+		const cJSON *dv;
+
+		cJSON_ArrayForEach(dv, cJSON_GetObjectItemCaseSensitive(r, "deviations"))
+			printf("  deviation     %s: %s (%s)\n", npl_json_str(dv, "what"), npl_json_str(dv, "why"),
+			       npl_json_str(dv, "at"));
+	}
 }
 
 static void show_role(const cJSON *role, const struct out *o)

@@ -923,6 +923,22 @@ static void check_parallel(struct ctx *c, const struct shape *sh, const struct m
 	}
 }
 
+/* What the scripts need for a role's environment: the join helper, a block before sourcing. */
+static void mark_env(cJSON *role, const struct merged *m)
+{
+	int i, join = 0, before = 0;
+
+	for (i = 0; i < m->env.n; i++)
+		if (m->env.v[i].val) {
+			join |= m->env.v[i].op != NPL_ENV_SET;
+			before |= m->env.v[i].before_source;
+		}
+	if (join)
+		cJSON_AddTrueToObject(role, "env_join");
+	if (before)
+		cJSON_AddTrueToObject(role, "env_before_source");
+}
+
 /* The nodes of a server role: per node its rule flags, data flags and env. */
 static cJSON *server_role(struct ctx *c, const struct shape *sh)
 {
@@ -1111,11 +1127,7 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 	}
 	cJSON_AddItemToObject(role, "nodes", nodes);
 	cJSON_AddItemToObject(role, "endpoints", eps);
-	for (n = 0; n < m.env.n; n++)
-		if (m.env.v[n].val && m.env.v[n].before_source) {
-			cJSON_AddTrueToObject(role, "env_before_source");
-			break;
-		}
+	mark_env(role, &m);
 	return role;
 }
 
@@ -1144,6 +1156,7 @@ static cJSON *client_role(struct ctx *c, enum role r, struct launch *l, const st
 	cJSON_AddItemToObject(node, "flags", flags_json(l));
 	cJSON_AddItemToArray(nodes, node);
 	cJSON_AddItemToObject(role, "nodes", nodes);
+	mark_env(role, m);
 	return role;
 }
 
