@@ -1120,7 +1120,7 @@ static const struct field top_fields[] = {
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
-	{"deviations", K_RECIPE, f_deviations},
+	{"deviations", K_MODEL | K_RECIPE, f_deviations},
 	{"notes", K_ALL, f_ident},
 	{"env", K_ALL, f_scope_top},
 	{"unset", K_ALL, f_scope_top},

@@ -1406,20 +1406,23 @@ static cJSON *recipe_json(struct ctx *c)
 		cJSON_AddStringToObject(o, "tier", R->tier);
 	if (R->notes)
 		cJSON_AddStringToObject(o, "notes", R->notes);
-	if (R->ndeviation) {
+	if (R->ndeviation || c->model->ndeviation) {
+		/* the model's (slips its page repeats in every recipe), then the recipe's own */
+		const struct npl_layer *from[2] = {c->model, R};
 		cJSON *dv = cJSON_CreateArray();
 
-		for (int i = 0; i < R->ndeviation; i++) {
-			cJSON *x = cJSON_CreateObject();
-			char at[512];
+		for (int l = 0; l < 2; l++)
+			for (int i = 0; i < from[l]->ndeviation; i++) {
+				const struct npl_env_set *e = &from[l]->deviation[i];
+				cJSON *x = cJSON_CreateObject();
+				char at[512];
 
-			snprintf(at, sizeof(at), "%s:%d:%d", R->deviation[i].loc.file, R->deviation[i].loc.line,
-				 R->deviation[i].loc.col);
-			cJSON_AddStringToObject(x, "what", R->deviation[i].name);
-			cJSON_AddStringToObject(x, "why", R->deviation[i].value);
-			cJSON_AddStringToObject(x, "at", at);
-			cJSON_AddItemToArray(dv, x);
-		}
+				snprintf(at, sizeof(at), "%s:%d:%d", e->loc.file, e->loc.line, e->loc.col);
+				cJSON_AddStringToObject(x, "what", e->name);
+				cJSON_AddStringToObject(x, "why", e->value);
+				cJSON_AddStringToObject(x, "at", at);
+				cJSON_AddItemToArray(dv, x);
+			}
 		cJSON_AddItemToObject(o, "deviations", dv);
 	}
 	cJSON_AddStringToObject(o, "file", R->file);

@@ -6,9 +6,9 @@ command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 
 # the shipped database: no error; the one flag the seed pages use that upstream lacks warns
 expect_rc 0 "$NPL" validate
-expect_grep "$T/err" "npulaunch: validate: 22 recipes, 0 errors, 3 warnings"
+expect_grep "$T/err" "npulaunch: validate: 58 recipes, 0 errors, 3 warnings"
 expect_rc 0 "$NPL" validate --json
-expect_eq "$(jq -r '"\(.recipes) \(.errors) \(.warnings)"' "$T/out")" "22 0 3" "validate --json counts"
+expect_eq "$(jq -r '"\(.recipes) \(.errors) \(.warnings)"' "$T/out")" "58 0 3" "validate --json counts"
 expect_eq "$(jq -r '[.problems[] | select(.message | test("--max-attempts is not in upstream"))] | length' "$T/out")" 3 \
 	"the warnings are the upstream-less --max-attempts"
 
