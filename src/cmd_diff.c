@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "npulaunch/cli.h"
+#include "npulaunch/plan.h"
 #include "npulaunch/util.h"
 
 static void help(void)
@@ -195,6 +196,37 @@ static cJSON *as_set(const cJSON *v, const char *key)
 	return o;
 }
 
+/* Prepend/append and a placement before the env files are part of what an
+ * env entry deploys: fold them into the value that is compared and shown. */
+static void env_ops(cJSON *env)
+{
+	cJSON *it;
+
+	cJSON_ArrayForEach(it, env) {
+		const char *op = npl_json_str(it, "op"), *sep = npl_json_str(it, "sep");
+		const char *when = npl_json_str(it, "when"), *name = npl_json_str(it, "name");
+		struct npl_buf b = NPL_BUF_INIT;
+		char ref[300];
+
+		if (!op && !when)
+			continue;
+		snprintf(ref, sizeof(ref), "$%s", name ? name : "");
+		if (op && !strcmp(op, "append")) {
+			npl_pval_lit(&b, ref);
+			npl_pval_lit(&b, sep ? sep : ":");
+		}
+		npl_buf_puts(&b, npl_json_str(it, "value") ? npl_json_str(it, "value") : "");
+		if (op && !strcmp(op, "prepend")) {
+			npl_pval_lit(&b, sep ? sep : ":");
+			npl_pval_lit(&b, ref);
+		}
+		if (when)
+			npl_pval_lit(&b, " (before the env files)");
+		cJSON_ReplaceItemInObjectCaseSensitive(it, "value", cJSON_CreateString(npl_buf_str(&b)));
+		npl_buf_release(&b);
+	}
+}
+
 static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, struct npl_buf *text, int *count)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -256,6 +288,8 @@ static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, stru
 #undef COPY
 		}
 		PART("flags", "", fa, fb, "flag", "values");
+		env_ops(ea);
+		env_ops(eb);
 		PART("env", "env ", ea, eb, "name", "value");
 		cJSON_Delete(fa);
 		cJSON_Delete(fb);

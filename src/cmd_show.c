@@ -194,8 +194,7 @@ static void show_role(const cJSON *role, const struct out *o)
 		}
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
 			npl_buf_reset(&b);
-			npl_buf_printf(&b, "%s=", npl_json_str(it, "name"));
-			npl_pval_display(&b, npl_json_str(it, "value"), &o->site);
+			npl_plan_env_display(&b, it, &o->site);
 			line_with_origin(o, list ? "    env     " : "  env     ", npl_buf_str(&b),
 					 cJSON_GetObjectItemCaseSensitive(it, "origin"));
 		}

@@ -173,6 +173,21 @@ void npl_pval_display(struct npl_buf *out, const char *s, const struct npl_site 
 	npl_pval_walk(s, resolve_seg, &c);
 }
 
+void npl_plan_env_display(struct npl_buf *out, const cJSON *item, const struct npl_site *site)
+{
+	const char *name = npl_json_str(item, "name"), *op = npl_json_str(item, "op");
+	const char *sep = npl_json_str(item, "sep"), *when = npl_json_str(item, "when");
+
+	npl_buf_printf(out, "%s=", name ? name : "");
+	if (op && !strcmp(op, "append"))
+		npl_buf_printf(out, "$%s%s", name, sep ? sep : ":");
+	npl_pval_display(out, npl_json_str(item, "value"), site);
+	if (op && !strcmp(op, "prepend"))
+		npl_buf_printf(out, "%s$%s", sep ? sep : ":", name);
+	if (when && !strcmp(when, "before-source"))
+		npl_buf_puts(out, " (before the env files)");
+}
+
 void npl_plan_site(const cJSON *plan, struct npl_site *site, struct npl_arena *a)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(plan, "site"), *it;

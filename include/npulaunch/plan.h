@@ -80,6 +80,9 @@ int npl_pval_walk(const char *s, int (*fn)(void *ctx, const struct npl_pval_seg 
 int npl_pval_resolve(struct npl_buf *out, const char *s, const struct npl_site *site, int *missing);
 /* For people: known values substituted, unknown ones shown as <prefill-ip 0>. */
 void npl_pval_display(struct npl_buf *out, const char *s, const struct npl_site *site);
+/* For people: an env entry of a plan as NAME=VALUE, with prepend/append shown against the
+ * inherited $NAME and a placement before the env files noted. */
+void npl_plan_env_display(struct npl_buf *out, const cJSON *item, const struct npl_site *site);
 /* Site values from the plan's "site" object, for npl_pval_resolve(). */
 void npl_plan_site(const cJSON *plan, struct npl_site *site, struct npl_arena *a);
 /* The URL form of an address: IPv6 in brackets. */

@@ -49,6 +49,24 @@ expect_grep "$T/err" "--trust-remote-code takes no value (a switch)"
 # the seed recipes render with the upstream-less flag and a warning only
 expect_rc 0 "$NPL" render $ID -o "$T/seed"
 expect_grep "$T/err" "warning: kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms: bench: --max-attempts is not in upstream sglang.bench_serving"
+
 expect_rc 2 "$NPL" validate /nonexistent
 expect_rc 0 "$NPL" validate --help
+
+# the schema-v2 rules, each in a folder of its own above: the line each is located at holds what
+# breaks the rule (independently of the messages pinned in expected.txt)
+for c in "pp-divides-dies:14:3:pp-size: 3" "tp-times-pp:14:3:tp-size: 8" "cp-divides-tp:14:3:attn-cp-size: 3" \
+	"topology-dies:14:44:dies: 3" "first-card:14:50:first_card: 6" \
+	"mf-store-env:16:7:ASCEND_MF_STORE_URL:" "no-target:2:1:kind: recipe"; do
+	IFS=: read -r case line col what <<<"$c"
+	f=rules/$case/recipe.yaml
+	[[ -f $f ]] || { fail "$f is missing"; continue; }
+	grep -q "^$f:$line:$col: error: " "rules/$case/expected.txt" || fail "$case: not located at $line:$col: $(cat "rules/$case/expected.txt")"
+	sed -n "${line}p" "$f" | grep -qF -- "$what" || fail "$case: line $line of $f does not hold [$what]"
+done
+grep -q 'pp-size 3 does not divide the 16 dies' rules/pp-divides-dies/expected.txt || fail "pp-divides-dies: $(cat rules/pp-divides-dies/expected.txt)"
+grep -q 'tp-size 8 contradicts the rule tp-size: pd-mixed needs 4 ' rules/tp-times-pp/expected.txt || fail "tp-times-pp: $(cat rules/tp-times-pp/expected.txt)"
+grep -q 'attn-cp-size 3 .*does not divide tp-size 16' rules/cp-divides-tp/expected.txt || fail "cp-divides-tp: $(cat rules/cp-divides-tp/expected.txt)"
+# the mf-store URL is refused for both servers the disagg role stands for
+expect_eq "$(grep -c 'ASCEND_MF_STORE_URL of \(prefill\|decode\) ' rules/mf-store-env/expected.txt)" 2 "mf-store-env errors"
 finish

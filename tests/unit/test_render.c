@@ -988,6 +988,13 @@ static void test_render_bundle_pd_disagg(void **state)
 	assert_has_line(set.v[1].text, "DECODE_IPS=(10.0.1.1)  # --decode-ip: 1 address");
 	assert_has_line(set.v[2].text, "\t--prefill http://\"${PREFILL_HOSTS[0]}\":8000 8998 \\");
 	assert_has_line(set.v[2].text, "\t--decode http://\"${DECODE_HOSTS[0]}\":8001 \\");
+	/* the router reads the addresses only for their URL form: the check of each list reads
+	 * the array itself, so no script assigns a variable it never reads (shellcheck SC2034) */
+	assert_has_line(set.v[2].text, "PREFILL_IPS=(fe80::1)  # --prefill-ip: 1 address");
+	assert_has_line(set.v[2].text, "npl_need_list PREFILL_IPS 1 --prefill-ip \"${#PREFILL_IPS[@]}\"");
+	assert_has_line(set.v[2].text, "npl_need_list DECODE_IPS 1 --decode-ip \"${#DECODE_IPS[@]}\"");
+	assert_has_line(set.v[1].text, "npl_need_list PREFILL_IPS 1 --prefill-ip \"${#PREFILL_IPS[@]}\"");
+	assert_null(strstr(set.v[2].text, "local -n npl_l"));
 	npl_out_release(&set);
 	npl_diag_release(&d);
 	cJSON_Delete(plan);
