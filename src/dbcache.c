@@ -284,6 +284,7 @@ static void visit(struct io *io, struct npl_layer *L)
 		io_nint(io, &L->topo[i].cards);
 		io_nint(io, &L->topo[i].dies);
 		io_nint(io, &L->topo[i].first_card);
+		io_nint(io, &L->topo[i].per_node);
 	}
 	io_nstr(io, &L->bench.dataset);
 	io_nstr(io, &L->bench.resolution);

@@ -1,4 +1,5 @@
 /* diag.c: located diagnostics with severity; see diag.h. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,12 +72,74 @@ static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
 	return &d->names[d->nnames - 1];
 }
 
+/* The hash of an entry: its severity, place and text. The file names are interned, so equal
+ * names are the same pointer. */
+static unsigned hash_entry(enum npl_severity sev, const struct npl_loc *loc, const char *msg)
+{
+	unsigned h = hash_name(msg);
+	uintptr_t f = (uintptr_t)loc->file;
+	unsigned k[4] = {(unsigned)sev, (unsigned)loc->line, (unsigned)loc->col,
+			 (unsigned)(f ^ (f >> 31 >> 1))};
+	int i;
+
+	for (i = 0; i < 4; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h;
+}
+
+/* The slot of an entry in the hash: where an identical one is, or the empty slot where it
+ * belongs. */
+static int *entry_slot(const struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
+		       const char *msg)
+{
+	unsigned i = hash_entry(sev, loc, msg) & (unsigned)(d->neslots - 1);
+	const struct npl_diag_entry *e;
+
+	while (d->eslots[i]) {
+		e = &d->v[d->eslots[i] - 1];
+		if (e->sev == sev && e->loc.file == loc->file && e->loc.line == loc->line &&
+		    e->loc.col == loc->col && !strcmp(e->msg, msg))
+			break;
+		i = (i + 1) & (unsigned)(d->neslots - 1);
+	}
+	return &d->eslots[i];
+}
+
+static void rehash_entries(struct npl_diag *d)
+{
+	int i, n = d->neslots ? d->neslots * 2 : 64;
+
+	free(d->eslots);
+	d->eslots = calloc((size_t)n, sizeof(*d->eslots));
+	if (!d->eslots)
+		npl_oom();
+	d->neslots = n;
+	for (i = 0; i < d->n; i++)
+		*entry_slot(d, d->v[i].sev, &d->v[i].loc, d->v[i].msg) = i + 1;
+}
+
 void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
 		   const char *fmt, va_list ap)
 {
 	struct npl_buf b = NPL_BUF_INIT;
 	struct npl_diag_entry *e;
+	struct npl_loc at = {NULL, 0, 0};
+	int *slot;
 
+	npl_buf_vprintf(&b, fmt, ap);
+	if (loc) {
+		at = *loc;
+		at.file = loc->file ? intern(d, loc->file)->name : NULL;
+	}
+	/* each instance and node of a role resolves the same layers: one message per problem */
+	if (2 * (d->n + 1) > d->neslots)
+		rehash_entries(d);
+	slot = entry_slot(d, sev, &at, npl_buf_str(&b));
+	if (*slot) {
+		d->repeats++;
+		npl_buf_release(&b);
+		return;
+	}
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 16;
 		void *p = realloc(d->v, (size_t)cap * sizeof(*d->v));
@@ -86,16 +149,11 @@ void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_l
 		d->v = p;
 		d->cap = cap;
 	}
-	npl_buf_vprintf(&b, fmt, ap);
 	e = &d->v[d->n++];
 	e->sev = sev;
-	if (loc) {
-		e->loc = *loc;
-		e->loc.file = loc->file ? intern(d, loc->file)->name : NULL;
-	} else {
-		memset(&e->loc, 0, sizeof(e->loc));
-	}
+	e->loc = at;
 	e->msg = npl_buf_detach(&b);
+	*slot = d->n;
 	if (sev == NPL_ERROR)
 		d->errors++;
 	else if (sev == NPL_WARNING)
@@ -234,6 +292,7 @@ void npl_diag_release(struct npl_diag *d)
 	}
 	free(d->names);
 	free(d->slots);
+	free(d->eslots);
 	free(d->v);
 	memset(d, 0, sizeof(*d));
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/buf.h"
 #include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/util.h"
@@ -162,6 +163,197 @@ const struct npl_flag_spec *npl_engine_flag(const struct npl_engine_tool *t, con
 	return bsearch(&key, t->flags, (size_t)t->nflags, sizeof(*t->flags), flagcmp);
 }
 
+const struct npl_engine_tool *npl_engine_prog_tool(const struct npl_engine *e, int prog)
+{
+	static const char *const names[] = {"launch_server", "launch_router", "bench_serving"};
+	int i;
+
+	if (prog < 0 || prog >= (int)NPL_ARRAY_SIZE(names))
+		return NULL;
+	for (i = 0; i < e->ntools; i++)
+		if (!strcmp(e->tools[i].name, names[prog]))
+			return &e->tools[i];
+	return NULL;
+}
+
+/* ---- names as argparse reads them ------------------------------------------------ */
+
+/* The option an entry sets: alias_of followed (a dangling alias is its own option). */
+static const struct npl_flag_spec *option_of(const struct npl_engine_tool *t,
+					     const struct npl_flag_spec *f)
+{
+	const struct npl_flag_spec *g;
+	int i;
+
+	for (i = 0; i < 8 && f->alias_of && (g = npl_engine_flag(t, f->alias_of)) && g != f; i++)
+		f = g;
+	return f;
+}
+
+/* A BooleanOptionalAction's negative form: "no-" + its option's name. */
+static int is_negative(const struct npl_flag_spec *f, const struct npl_flag_spec *opt)
+{
+	return f != opt && npl_starts_with(f->name, "no-") && !strcmp(f->name + 3, opt->name);
+}
+
+static void found(struct npl_flag_match *m, const struct npl_engine_tool *t,
+		  const struct npl_flag_spec *f)
+{
+	const struct npl_flag_spec *opt = option_of(t, f);
+
+	m->spec = opt;
+	m->option = opt->name;
+	m->negative = is_negative(f, opt);
+	m->canonical = m->negative ? f->name : opt->name;
+}
+
+static int strpcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The nearest name to an unknown one: a typo of a whole name, else (a typo of) the beginning of
+ * exactly one option's names, an entry absent upstream too (it matches only when written out). */
+static const char *nearest(const struct npl_engine_tool *t, const char *name, struct npl_arena *a)
+{
+	const char **names = npl_arena_calloc(a, (size_t)t->nflags + 1, sizeof(*names));
+	const struct npl_flag_spec *opt = NULL, *via = NULL;
+	size_t len = strlen(name);
+	int i, best = INT_MAX, limit = len < 12 ? 1 : 2;
+	const char *s;
+
+	for (i = 0; i < t->nflags; i++)
+		names[i] = t->flags[i].name;
+	if ((s = npl_did_you_mean(name, names, t->nflags)))
+		return s;
+	if (len < 4)
+		return NULL;
+	for (i = 0; i < t->nflags; i++) {
+		const struct npl_flag_spec *f = &t->flags[i], *o;
+		int dist;
+
+		if (strlen(f->name) <= len)
+			continue;
+		dist = npl_edit_distance(name, npl_arena_strndup(a, f->name, len));
+		if (dist > limit || dist > best)
+			continue;
+		o = option_of(t, f);
+		if (dist < best) {
+			best = dist;
+			opt = o;
+			via = f;
+		} else if (o != opt) {
+			opt = NULL;   /* as near to two options: no suggestion */
+		} else if (f == o) {
+			via = f;
+		}
+	}
+	return opt ? via->name : NULL;
+}
+
+int npl_engine_match(const struct npl_engine_tool *t, const char *name, struct npl_flag_match *m,
+		     struct npl_arena *a)
+{
+	const struct npl_flag_spec *f = npl_engine_flag(t, name), **opts, **via;
+	size_t len = strlen(name);
+	int lo = 0, hi = t->nflags, i, j, n = 0, help = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (f) {
+		found(m, t, f);
+		if (strcmp(m->canonical, name))
+			m->why = npl_arena_printf(a, "alias of %s", m->canonical);
+		return 0;
+	}
+	/* the names are sorted: the ones that begin with name follow where it would be */
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->flags[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	opts = npl_arena_calloc(a, (size_t)(t->nflags - lo) + 2, sizeof(*opts));
+	via = npl_arena_calloc(a, (size_t)(t->nflags - lo) + 2, sizeof(*via));
+	for (i = lo; len && i < t->nflags && !strncmp(t->flags[i].name, name, len); i++) {
+		const struct npl_flag_spec *o;
+
+		f = &t->flags[i];
+		if (!f->upstream)
+			continue;
+		o = option_of(t, f);
+		for (j = 0; j < n && opts[j] != o; j++)
+			;
+		if (j == n) {
+			opts[n] = o;
+			via[n++] = f;
+		} else if (f == o || (is_negative(via[j], o) && !is_negative(f, o))) {
+			via[j] = f;   /* the option's own name, or a positive alias, shows best */
+		}
+	}
+	/* argparse adds --help to every parser: a prefix of it and of an option is ambiguous */
+	help = len && !npl_engine_flag(t, "help") && !strncmp("help", name, len);
+	if (n == 1 && !help) {
+		found(m, t, via[0]);
+		m->why = via[0] == opts[0] || m->negative
+			? npl_arena_printf(a, "unambiguous prefix of %s", m->canonical)
+			: npl_arena_printf(a, "unambiguous prefix of %s, an alias of %s", via[0]->name,
+					   m->canonical);
+		return 0;
+	}
+	if (n + help > 1) {
+		m->candidates = npl_arena_calloc(a, (size_t)n + 2, sizeof(*m->candidates));
+		for (j = 0; j < n; j++)
+			m->candidates[m->ncandidates++] = via[j]->name;
+		if (help)
+			m->candidates[m->ncandidates++] = "help";
+		qsort(m->candidates, (size_t)m->ncandidates, sizeof(*m->candidates), strpcmp);
+		return 1;
+	}
+	m->candidates = npl_arena_calloc(a, 2, sizeof(*m->candidates));
+	if ((m->candidates[0] = nearest(t, name, a)))
+		m->ncandidates = 1;
+	return -1;
+}
+
+int npl_engine_canonical(const struct npl_engine *e, int prog, const char *name,
+			 struct npl_flag_match *m, struct npl_arena *a)
+{
+	const struct npl_engine_tool *t = npl_engine_prog_tool(e, prog);
+
+	if (t)
+		return npl_engine_match(t, name, m, a);
+	memset(m, 0, sizeof(*m));
+	m->canonical = m->option = name;
+	return 0;
+}
+
+const char *npl_engine_mismatch(const struct npl_engine *e, const struct npl_engine_tool *t,
+				const char *name, int rc, const struct npl_flag_match *m,
+				struct npl_arena *a)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *s;
+	int i;
+
+	if (rc > 0) {
+		npl_buf_printf(&b, "--%s is ambiguous in %s (SGLang %s): it could be", name, t->module,
+			       e->version);
+		for (i = 0; i < m->ncandidates && i < 12; i++)
+			npl_buf_printf(&b, "%s --%s", i ? "," : "", m->candidates[i]);
+		if (m->ncandidates > 12)
+			npl_buf_printf(&b, ", ... (%d options)", m->ncandidates);
+	} else {
+		npl_buf_printf(&b, "--%s is not an option of %s (SGLang %s)", name, t->module, e->version);
+		if (m->ncandidates)
+			npl_buf_printf(&b, "; did you mean --%s?", m->candidates[0]);
+	}
+	s = npl_arena_strdup(a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return s;
+}
+
 /* ---- checks --------------------------------------------------------------------- */
 
 /* "file:line:col" of a plan origin back into a location (strings in the arena). */
@@ -303,37 +495,52 @@ int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int al
 		const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0);
 		const char *rname = npl_json_str(role, "role"), *module = module_of(node);
 		const struct npl_engine_tool *t = npl_engine_tool(e, module);
-		const char **names;
-		int i;
+		size_t nflags = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(node, "flags")) + 1;
+		const struct npl_flag_spec **seen;
+		const char **seen_as;
+		int nseen = 0, j;
 
 		if (!t)
 			continue;   /* a launcher the registry does not describe */
-		names = npl_arena_calloc(&a, (size_t)t->nflags + 1, sizeof(*names));
-		for (i = 0; i < t->nflags; i++)
-			names[i] = t->flags[i].name;
+		seen = npl_arena_calloc(&a, nflags, sizeof(*seen));
+		seen_as = npl_arena_calloc(&a, nflags, sizeof(*seen_as));
 		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
 			const char *name = npl_json_str(f, "flag") + 2, *why = NULL;
-			const struct npl_flag_spec *s = npl_engine_flag(t, name);
+			const struct npl_flag_spec *s, *w;
 			struct npl_loc at = origin_loc(f, &a);
+			struct npl_flag_match m;
+			int rc = npl_engine_match(t, name, &m, &a);
 
-			if (!s) {
-				const char *best = npl_did_you_mean(name, names, t->nflags);
-
+			if (rc) {
 				npl_diag_add(d, allow_unknown ? NPL_WARNING : NPL_ERROR, at.file ? &at : NULL,
-					     "%s: %s of %s: --%s is not an option of %s (SGLang %s)%s%s%s%s", id, rname,
-					     module, name, module, e->version, best ? "; did you mean --" : "",
-					     best ? best : "", best ? "?" : "",
+					     "%s: %s of %s: %s%s", id, rname, module,
+					     npl_engine_mismatch(e, t, name, rc, &m, &a),
 					     allow_unknown ? "" : " (--allow-unknown-flag lets it through)");
 				errors += !allow_unknown;
 				continue;
 			}
-			if (s->alias_of && npl_engine_flag(t, s->alias_of))
-				s = npl_engine_flag(t, s->alias_of);
+			s = m.spec;
+			/* two names of one option (an alias, a prefix): upstream the later one wins; a name
+			 * repeated is an option given twice (--prefill URL per server, append actions) */
+			for (j = 0; j < nseen && (seen[j] != s || !strcmp(seen_as[j], name)); j++)
+				;
+			if (j < nseen) {
+				npl_error(d, at.file ? &at : NULL, "%s: %s: --%s and --%s both set --%s%s: write it once",
+					  id, rname, seen_as[j], name, s->name, from(f, &a));
+				errors++;
+				continue;
+			}
+			seen[nseen] = s;
+			seen_as[nseen++] = name;
 			if (check_value(s, cJSON_GetObjectItemCaseSensitive(f, "values"), &why, &a)) {
 				npl_error(d, at.file ? &at : NULL, "%s: %s: --%s %s%s", id, rname, name, why,
 					  from(f, &a));
 				errors++;
 			}
+			/* the name as written, or the option it sets, may be unknown upstream */
+			w = npl_engine_flag(t, name);
+			if (w && !w->upstream)
+				s = w;
 			if (!s->upstream)
 				npl_warn(d, at.file ? &at : NULL, "%s: %s: --%s is not in upstream %s (SGLang %s): %s",
 					 id, rname, name, module, e->version, s->note ? s->note : "kept as the page uses it");

@@ -886,6 +886,8 @@ static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struc
 		return read_int(c, v, k->str, 1, 65536, &t->dies);
 	if (!strcmp(k->str, "first_card"))
 		return read_int(c, v, k->str, 0, 65535, &t->first_card);
+	if (!strcmp(k->str, "per_node"))
+		return read_int(c, v, k->str, 1, 1024, &t->per_node);
 	return read_int(c, v, k->str, 1, 65536, &t->cards);
 }
 
@@ -894,6 +896,7 @@ static const struct field topo_role_fields[] = {
 	{"cards", K_ALL, f_topo_role_key},
 	{"dies", K_ALL, f_topo_role_key},
 	{"first_card", K_ALL, f_topo_role_key},
+	{"per_node", K_ALL, f_topo_role_key},
 };
 
 static int f_topo_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
@@ -1562,6 +1565,11 @@ static int check_topo_role(struct npl_layer *R, const struct npl_topology *t, co
 	if (t->first_card.set && t->first_card.v + t->cards.v > hw->cards_per_node.v)
 		return npl_error(d, &t->first_card.loc, "a %s instance of %d cards from card %d does not fit a node of %d cards (%s)",
 				 role, t->cards.v, t->first_card.v, hw->cards_per_node.v, hw->id);
+	if (t->per_node.set && t->per_node.v > 1 &&
+	    (t->first_card.set ? t->first_card.v : 0) + t->per_node.v * t->cards.v > hw->cards_per_node.v)
+		return npl_error(d, &t->per_node.loc, "%d %s instances of %d cards%s do not fit a node of %d cards (%s)",
+				 t->per_node.v, role, t->cards.v, t->first_card.set ? " after the first card" : "",
+				 hw->cards_per_node.v, hw->id);
 	return 0;
 }
 
@@ -1574,7 +1582,7 @@ static int check_topology(struct npl_layer *R, struct npl_diag *d)
 		if (R->topo[NPL_TOPO_PREFILL].instances.set || R->topo[NPL_TOPO_DECODE].instances.set)
 			return npl_error(d, &R->topo_loc, "a pd-mixed recipe's 'topology' has only 'pd-mixed' (prefill and decode are for pd-disagg recipes)");
 		if (!mx->instances.set) {
-			*mx = (struct npl_topology){{1, 1, R->cards_loc}, {1, R->cards, R->cards_loc}, {0}, {0}};
+			*mx = (struct npl_topology){.instances = {1, 1, R->cards_loc}, .cards = {1, R->cards, R->cards_loc}};
 			return 0;
 		}
 		if (mx->instances.v != 1)

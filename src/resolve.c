@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/util.h"
 
@@ -128,6 +129,8 @@ struct ctx {
 	struct top t;
 	int rc;
 	int used_ov[64];
+	struct npl_engine engine;    /* the flag registry, loaded on first use */
+	int engine_state;            /* 0 not yet, 1 loaded, -1 none */
 };
 
 static struct origin from_layer(const struct npl_layer *L, struct npl_loc loc)
@@ -178,8 +181,27 @@ static const char *ref(struct ctx *c, enum npl_site_key k, int index, int url)
 
 /* ---- merging the layers ------------------------------------------------ */
 
+/* A flag name as SGLang's argparse reads it: an alias or an unambiguous
+ * prefix becomes the registry's full name, with a note where it was written.
+ * A name the registry does not know stays as it is, for the plan checks to
+ * report with a did-you-mean. */
+static const char *canon_flag(struct ctx *c, int prog, const char *name, const struct npl_loc *loc,
+			      const char *as)
+{
+	struct npl_flag_match m;
+
+	if (c->engine_state == 0)
+		c->engine_state = npl_engine_load(&c->engine, c->db, c->a, c->d) ? -1 : 1;
+	if (c->engine_state < 0 || npl_engine_canonical(&c->engine, prog, name, &m, c->a) != 0 ||
+	    !m.canonical || !strcmp(m.canonical, name))
+		return name;
+	npl_diag_add(c->d, NPL_NOTE, loc && loc->file ? loc : NULL, "%s%s'%s' is an %s: SGLang reads it as --%s, and so does the plan",
+		     as ? as : "", as ? ": " : "", name, m.why ? m.why : "another name", m.canonical);
+	return m.canonical;
+}
+
 static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer *L,
-			const struct npl_scope_set *s, int with_unset, int with_rest)
+			const struct npl_scope_set *s, int with_unset, int with_rest, int prog)
 {
 	int i, j;
 
@@ -202,7 +224,8 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 		}
 		for (i = 0; i < s->nflags; i++) {
 			const struct npl_flag_set *f = &s->flags[i];
-			struct rflag r = {f->name, f->kind == NPL_FLAG_REMOVE, NULL, 0, from_layer(L, f->loc)};
+			const char *name = canon_flag(c, prog, f->name, &f->loc, NULL);
+			struct rflag r = {name, f->kind == NPL_FLAG_REMOVE, NULL, 0, from_layer(L, f->loc)};
 
 			if (f->kind == NPL_FLAG_VALUES) {
 				r.vals = npl_arena_calloc(c->a, (size_t)f->nvalues, sizeof(*r.vals));
@@ -211,7 +234,7 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 				r.nvals = f->nvalues;
 			}
 			for (j = 0; j < m->flags.n; j++)
-				if (!strcmp(m->flags.v[j].name, f->name))
+				if (!strcmp(m->flags.v[j].name, name))
 					break;
 			if (j < m->flags.n)
 				m->flags.v[j] = r;
@@ -255,15 +278,16 @@ static void merge_role(struct ctx *c, enum role r, struct merged *m)
 						       NPL_SCOPE_DECODE, NPL_SCOPE_ROUTER,
 						       NPL_SCOPE_BENCH};
 	int i, server = r <= ROLE_DECODE;
+	int prog = server ? NPL_PROG_SERVER : r == ROLE_ROUTER ? NPL_PROG_ROUTER : NPL_PROG_BENCH;
 
 	memset(m, 0, sizeof(*m));
 	for (i = 0; i < c->nlayers; i++) {
 		const struct npl_layer *L = c->layers[i];
 
-		merge_scope(c, m, L, &L->scope[NPL_SCOPE_SERVER], 1, server);
+		merge_scope(c, m, L, &L->scope[NPL_SCOPE_SERVER], 1, server, prog);
 		if (r == ROLE_PREFILL || r == ROLE_DECODE)
-			merge_scope(c, m, L, &L->scope[NPL_SCOPE_DISAGG], 1, 1);
-		merge_scope(c, m, L, &L->scope[own[r]], 1, 1);
+			merge_scope(c, m, L, &L->scope[NPL_SCOPE_DISAGG], 1, 1, prog);
+		merge_scope(c, m, L, &L->scope[own[r]], 1, 1, prog);
 	}
 }
 
@@ -534,47 +558,53 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 		const struct npl_override *ov = &c->o->ov[i];
 		struct origin o = {"override", ov->text, {NULL, 0, 0}, NULL};
 
+		const char *name;
+
 		if (!override_applies(ov, r))
 			continue;
 		if (i < (int)NPL_ARRAY_SIZE(c->used_ov))
 			c->used_ov[i] = 1;
+		name = ov->kind == NPL_OV_SET_ENV || ov->kind == NPL_OV_UNSET_ENV
+			? ov->name
+			: canon_flag(c, r <= ROLE_DECODE ? NPL_PROG_SERVER : r == ROLE_ROUTER ? NPL_PROG_ROUTER : NPL_PROG_BENCH,
+				     ov->name, NULL, ov->text);
 		if (ov->kind == NPL_OV_SET_ENV || ov->kind == NPL_OV_UNSET_ENV) {
 			if (ov->kind == NPL_OV_SET_ENV) {
-				put_env(c, l, ov->name, lit(c, ov->values[0]), o);
+				put_env(c, l, name, lit(c, ov->values[0]), o);
 			} else {
 				for (j = 0; j < l->env.n; j++)
-					if (!strcmp(l->env.v[j].name, ov->name))
+					if (!strcmp(l->env.v[j].name, name))
 						l->env.v[j].val = NULL;
 			}
 			continue;
 		}
 		for (j = 0; j < l->flags.n; j++)
-			if (!l->flags.v[j].dead && !strcmp(l->flags.v[j].name, ov->name))
+			if (!l->flags.v[j].dead && !strcmp(l->flags.v[j].name, name))
 				break;
-		if (r <= ROLE_DECODE && !strcmp(ov->name, "tp-size") && tp && !c->o->force &&
+		if (r <= ROLE_DECODE && !strcmp(name, "tp-size") && tp && !c->o->force &&
 		    !(ov->kind == NPL_OV_SET_FLAG && ov->nvalues == 1 && !strcmp(ov->values[0], tp))) {
 			c->rc = npl_error(c->d, NULL, "%s contradicts the rule tp-size: %s has %s (the instance's dies / pp-size); use --force to insist",
 					  ov->text, role_names[r], tp);
 			continue;
 		}
-		if (reserved_rule(r, ov->name) && strcmp(ov->name, "tp-size") && !c->o->force) {
+		if (reserved_rule(r, name) && strcmp(name, "tp-size") && !c->o->force) {
 			const struct rflag *have = j < l->flags.n ? &l->flags.v[j] : NULL;
 
 			if (have && (!strcmp(have->o.layer, "rule") || !strcmp(have->o.layer, "site")))
 				c->rc = npl_error(c->d, NULL, "%s: --%s of %s comes from the rule %s (see show --explain); use --force to insist",
-						  ov->text, ov->name, role_names[r], rule_name(c, &have->o));
-			else if (have && npl_starts_with(ov->name, "speculative-"))
+						  ov->text, name, role_names[r], rule_name(c, &have->o));
+			else if (have && npl_starts_with(name, "speculative-"))
 				c->rc = npl_error(c->d, NULL, "%s: --%s of %s comes from the %s's speculative block (see show --explain); change it there, or use --force to insist",
-						  ov->text, ov->name, role_names[r], have->o.layer);
+						  ov->text, name, role_names[r], have->o.layer);
 			else if (have)
 				c->rc = npl_error(c->d, NULL, "%s: --%s of %s is derived by the rules from the %s's settings (see show --explain); use --force to insist",
-						  ov->text, ov->name, role_names[r], have->o.layer);
-			else if (npl_starts_with(ov->name, "speculative-"))
+						  ov->text, name, role_names[r], have->o.layer);
+			else if (npl_starts_with(name, "speculative-"))
 				c->rc = npl_error(c->d, NULL, "%s: no rule writes --%s on %s, which has no speculative block: give it one (roles.%s.speculative in the recipe), or use --force to insist",
-						  ov->text, ov->name, role_names[r], role_names[r]);
+						  ov->text, name, role_names[r], role_names[r]);
 			else
 				c->rc = npl_error(c->d, NULL, "%s: --%s is owned by the rules (see show --explain), though none writes it on %s here; use --force to insist",
-						  ov->text, ov->name, role_names[r]);
+						  ov->text, name, role_names[r]);
 			continue;
 		}
 		if (ov->kind == NPL_OV_UNSET_FLAG) {
@@ -582,7 +612,7 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 				l->flags.v[j].dead = 1;
 			continue;
 		}
-		struct rflag f = {ov->name, 0, NULL, ov->nvalues, o};
+		struct rflag f = {name, 0, NULL, ov->nvalues, o};
 
 		f.vals = npl_arena_calloc(c->a, (size_t)ov->nvalues + 1, sizeof(*f.vals));
 		for (int k = 0; k < ov->nvalues; k++)
@@ -631,9 +661,28 @@ static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const s
 struct shape {
 	enum role role;
 	int instances, cards, nodes_per_instance, dies;
+	int per_node;            /* instances sharing one node: each owns its dies and a port */
 	const struct npl_topology *topo;
 	int site_key;            /* the site list that holds this role's nodes, or -1 */
 };
+
+/* The node (index in the role's address list) of an instance's rank, the
+ * instance's slot on a shared node, and the role's number of nodes. */
+static int node_of_rank(const struct shape *sh, int inst, int rank)
+{
+	return sh->per_node > 1 ? inst / sh->per_node : inst * sh->nodes_per_instance + rank;
+}
+
+static int slot_of(const struct shape *sh, int inst)
+{
+	return sh->per_node > 1 ? inst % sh->per_node : 0;
+}
+
+static int nodes_of(const struct shape *sh)
+{
+	return sh->per_node > 1 ? (sh->instances + sh->per_node - 1) / sh->per_node
+				: sh->instances * sh->nodes_per_instance;
+}
 
 static int port_or(struct ctx *c, const struct oint *p, const char *name)
 {
@@ -1001,7 +1050,8 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 	for (n = 0; n < nnodes; n++) {
 		struct launch l;
 		int inst = n / sh->nodes_per_instance, rank = n % sh->nodes_per_instance;
-		int first = inst * sh->nodes_per_instance;
+		int first = node_of_rank(sh, inst, 0), at = node_of_rank(sh, inst, rank);
+		int slot = slot_of(sh, inst), iport = port + slot;
 		cJSON *node = cJSON_CreateObject();
 		const char *host;
 
@@ -1012,7 +1062,7 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 			put_flag(c, &l, "disaggregation-mode", from_rule("disaggregation", "the role"), 1,
 				 role_names[sh->role]);
 		if (sh->site_key >= 0) {
-			host = ref(c, sh->site_key, n, 0);
+			host = ref(c, sh->site_key, at, 0);
 			put_flag(c, &l, "host", from_site(sh->site_key, "rule host: this node's address"), 1, host);
 		} else {
 			host = NULL;
@@ -1021,9 +1071,13 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 			else
 				put_flag(c, &l, "host", t->entry_host.o, 1, lit(c, t->entry_host.s));
 		}
-		put_flag(c, &l, "port", sh->role == ROLE_PD_MIXED ? t->port_entry.o
-					 : sh->role == ROLE_PREFILL ? t->port_prefill.o : t->port_decode.o,
-			 1, num(c, port));
+		if (slot)
+			put_flag(c, &l, "port", from_rule("ports", npl_arena_printf(c->a, "the role's port + %d: instance slot %d of a shared node", slot, slot)),
+				 1, num(c, iport));
+		else
+			put_flag(c, &l, "port", sh->role == ROLE_PD_MIXED ? t->port_entry.o
+						 : sh->role == ROLE_PREFILL ? t->port_prefill.o : t->port_decode.o,
+				 1, num(c, port));
 		if (sh->role == ROLE_PREFILL)
 			put_flag(c, &l, "disaggregation-bootstrap-port",
 				 from_rule("bootstrap-port", "ports.bootstrap + the prefill instance"), 1,
@@ -1082,6 +1136,19 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 				put_env(c, &l, t->ifname_env[i].s, ref(c, NPL_SITE_IFNAME, -1, 0),
 					from_site(NPL_SITE_IFNAME, "rule socket-ifname"));
 			}
+		if (sh->per_node > 1) {
+			/* the dies this instance owns on its shared node */
+			struct npl_buf b = NPL_BUF_INIT;
+			int base = slot * sh->dies + (sh->topo && sh->topo->first_card.set
+						      ? sh->topo->first_card.v * c->hw->dies_per_card.v : 0);
+
+			for (int d = 0; d < sh->dies; d++)
+				npl_buf_printf(&b, "%s%d", d ? "," : "", base + d);
+			put_env(c, &l, "ASCEND_RT_VISIBLE_DEVICES", npl_arena_strdup(c->a, npl_buf_str(&b)),
+				from_rule("devices", npl_arena_printf(c->a, "instance slot %d of %d on its node: %d dies each",
+								      slot, sh->per_node, sh->dies)));
+			npl_buf_release(&b);
+		}
 		if (sh->role != ROLE_PD_MIXED) {
 			struct npl_buf b = NPL_BUF_INIT;
 
@@ -1094,9 +1161,11 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 		}
 		apply_overrides(c, sh->role, &l, tp);
 
-		cJSON_AddNumberToObject(node, "index", n);
+		cJSON_AddNumberToObject(node, "index", at);
 		cJSON_AddNumberToObject(node, "instance", inst);
 		cJSON_AddNumberToObject(node, "rank", rank);
+		if (sh->per_node > 1)
+			cJSON_AddNumberToObject(node, "slot", slot);
 		if (host)
 			cJSON_AddStringToObject(node, "address", host);
 		else
@@ -1112,10 +1181,10 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 
 			npl_buf_puts(&b, "http://");
 			if (sh->site_key >= 0)
-				npl_pval_ref(&b, sh->site_key, n, 1);
+				npl_pval_ref(&b, sh->site_key, at, 1);
 			else
 				npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");
-			npl_buf_printf(&b, ":%d", port);
+			npl_buf_printf(&b, ":%d", iport);
 			cJSON_AddNumberToObject(ep, "instance", inst);
 			cJSON_AddStringToObject(ep, "url", npl_buf_str(&b));
 			if (sh->role == ROLE_PREFILL)
@@ -1128,6 +1197,9 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 	cJSON_AddItemToObject(role, "nodes", nodes);
 	cJSON_AddItemToObject(role, "endpoints", eps);
 	mark_env(role, &m);
+	if (sh->per_node > 1)
+		cJSON_AddTrueToObject(role, "shared_nodes");
+	cJSON_AddNumberToObject(role, "nodes_count", nodes_of(sh));
 	return role;
 }
 
@@ -1176,8 +1248,8 @@ static cJSON *router_role(struct ctx *c, const struct shape *pre, const struct s
 		struct npl_buf b = NPL_BUF_INIT;
 
 		npl_buf_puts(&b, "http://");
-		npl_pval_ref(&b, NPL_SITE_PREFILL_IP, i * pre->nodes_per_instance, 1);
-		npl_buf_printf(&b, ":%d", port_or(c, &t->port_prefill, "prefill"));
+		npl_pval_ref(&b, NPL_SITE_PREFILL_IP, node_of_rank(pre, i, 0), 1);
+		npl_buf_printf(&b, ":%d", port_or(c, &t->port_prefill, "prefill") + slot_of(pre, i));
 		put_flag(c, &l, "prefill", o, 2, npl_arena_strdup(c->a, npl_buf_str(&b)),
 			 num(c, port_or(c, &t->port_bootstrap, "bootstrap") + i));
 		npl_buf_release(&b);
@@ -1186,8 +1258,8 @@ static cJSON *router_role(struct ctx *c, const struct shape *pre, const struct s
 		struct npl_buf b = NPL_BUF_INIT;
 
 		npl_buf_puts(&b, "http://");
-		npl_pval_ref(&b, NPL_SITE_DECODE_IP, i * dec->nodes_per_instance, 1);
-		npl_buf_printf(&b, ":%d", port_or(c, &t->port_decode, "decode"));
+		npl_pval_ref(&b, NPL_SITE_DECODE_IP, node_of_rank(dec, i, 0), 1);
+		npl_buf_printf(&b, ":%d", port_or(c, &t->port_decode, "decode") + slot_of(dec, i));
 		put_flag(c, &l, "decode", o, 1, npl_arena_strdup(c->a, npl_buf_str(&b)));
 		npl_buf_release(&b);
 	}
@@ -1301,13 +1373,18 @@ static int shapes(struct ctx *c, struct shape *sh, int *n)
 	if (R->mode == NPL_MODE_PD_MIXED) {
 		const struct npl_topology *tm = &R->topo[NPL_TOPO_PD_MIXED];
 
-		sh[0] = (struct shape){ROLE_PD_MIXED, 1, R->cards, 1, dies * R->cards, tm, -1};
+		sh[0] = (struct shape){.role = ROLE_PD_MIXED, .instances = 1, .cards = R->cards,
+				       .nodes_per_instance = 1, .dies = dies * R->cards, .per_node = 1,
+				       .topo = tm, .site_key = -1};
 		(*n)++;
 	} else {
-		sh[0] = (struct shape){ROLE_PREFILL, R->topo[0].instances.v, R->topo[0].cards.v, 1,
-				       dies * R->topo[0].cards.v, &R->topo[0], NPL_SITE_PREFILL_IP};
-		sh[1] = (struct shape){ROLE_DECODE, R->topo[1].instances.v, R->topo[1].cards.v, 1,
-				       dies * R->topo[1].cards.v, &R->topo[1], NPL_SITE_DECODE_IP};
+		for (i = 0; i < 2; i++)
+			sh[i] = (struct shape){.role = i ? ROLE_DECODE : ROLE_PREFILL,
+					       .instances = R->topo[i].instances.v, .cards = R->topo[i].cards.v,
+					       .nodes_per_instance = 1, .dies = dies * R->topo[i].cards.v,
+					       .per_node = R->topo[i].per_node.set ? R->topo[i].per_node.v : 1,
+					       .topo = &R->topo[i],
+					       .site_key = i ? NPL_SITE_DECODE_IP : NPL_SITE_PREFILL_IP};
 		*n = 2;
 	}
 	for (i = 0; i < *n; i++) {
@@ -1318,6 +1395,9 @@ static int shapes(struct ctx *c, struct shape *sh, int *n)
 				return npl_error(c->d, &R->cards_loc, "a %s instance of %d cards does not fill whole nodes of %d cards (%s)",
 						 role_names[sh[i].role], sh[i].cards, cpn, c->hw->id);
 			sh[i].nodes_per_instance = sh[i].cards / cpn;
+			if (sh[i].per_node > 1)
+				return npl_error(c->d, &sh[i].topo->per_node.loc, "%s instances of %d cards span nodes: they cannot share one",
+						 role_names[sh[i].role], sh[i].cards);
 		}
 		if (sh[i].role == ROLE_PD_MIXED && sh[i].nodes_per_instance > 1)
 			sh[i].site_key = NPL_SITE_NODE_IP;
@@ -1335,7 +1415,7 @@ static void check_site(struct ctx *c, const struct shape *sh, int nsh)
 		return;
 	for (i = 0; i < nsh; i++)
 		if (sh[i].site_key >= 0)
-			want[sh[i].site_key] = sh[i].instances * sh[i].nodes_per_instance;
+			want[sh[i].site_key] = nodes_of(&sh[i]);
 	for (k = NPL_SITE_NODE_IP; k <= NPL_SITE_DECODE_IP; k++) {
 		int have = s->key[k].n;
 
@@ -1501,7 +1581,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 		 * rank order, whichever role refers to it */
 		for (int k = 0; k < nsh; k++)
 			if (sh[k].site_key >= 0 && n.count[sh[k].site_key])
-				n.count[sh[k].site_key] = sh[k].instances * sh[k].nodes_per_instance;
+				n.count[sh[k].site_key] = nodes_of(&sh[k]);
 		for (int k = 0; k < NPL_SITE_COUNT; k++) {
 			if (n.count[k] > all.count[k])
 				all.count[k] = n.count[k];

@@ -4,7 +4,10 @@
  * as `npulaunch: FILE:LINE:COL: error: MESSAGE`, followed by the source line
  * and a caret when the file's text is known. The diag keeps its own copy of
  * every file name it is given; the texts given to npl_diag_source() must
- * outlive it. Included by every module.
+ * outlive it. A message identical to one already recorded (same severity,
+ * place and text: every instance and node of a role resolves the same flags)
+ * is recorded once: the entries and the counts are distinct problems, in the
+ * order they first appeared. Included by every module.
  */
 #ifndef NPL_DIAG_H
 #define NPL_DIAG_H
@@ -42,18 +45,22 @@ struct npl_diag {
 	struct npl_diag_entry *v;
 	int n, cap;
 	int printed;            /* entries already flushed */
-	int errors, warnings;
+	int errors, warnings;   /* distinct problems */
+	int repeats;            /* messages dropped as repeats of a recorded one */
 	int no_caret;           /* print without the source line and caret */
 	struct npl_diag_name *names;   /* copies of the file names in locations */
 	int nnames, capnames;
 	int *slots;             /* open-addressing hash of names: index + 1, 0 = empty */
 	int nslots;
 	int read_sources;       /* files with no known text are read when a message needs a line */
+	int *eslots;            /* open-addressing hash of the entries: index + 1, 0 = empty */
+	int neslots;
 };
 
 #define NPL_DIAG_INIT {0}
 
-/* Record a message; loc may be NULL. */
+/* Record a message; loc may be NULL. A repeat of a recorded message is dropped (and counted in
+ * repeats). */
 void npl_diag_add(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Record a message from a va_list. */

@@ -2,7 +2,8 @@
  * engine.h: the engine-flag registry, data in recipes/engine/ (the flags
  * that sglang.launch_server, sglang_router.launch_router and
  * sglang.bench_serving accept, with their value kinds and choices, read
- * from upstream SGLang, and the speculative algorithms), and the checks of
+ * from upstream SGLang, and the speculative algorithms), how SGLang's argparse
+ * parsers read a flag name (aliases, unambiguous prefixes), and the checks of
  * a plan against it and against the rules that need flag values: dp-size
  * divides tp-size, draft tokens = steps + 1 with top-k 1, a draft model for
  * the algorithms that load one, the largest decode CUDA-graph batch within
@@ -71,10 +72,52 @@ int npl_engine_load(struct npl_engine *e, const struct npl_db *db, struct npl_ar
 const struct npl_engine_tool *npl_engine_tool(const struct npl_engine *e, const char *module);
 /* The spec of a flag (name without --) of a tool, or NULL. */
 const struct npl_flag_spec *npl_engine_flag(const struct npl_engine_tool *t, const char *name);
+/* The tool of a program (NPL_PROG_SERVER, _ROUTER, _BENCH: launch_server, launch_router,
+ * bench_serving), or NULL when the registry does not describe it. */
+const struct npl_engine_tool *npl_engine_prog_tool(const struct npl_engine *e, int prog);
 
-/* Check every flag of a plan against the registry: unknown (with a did-you-mean) is an error
- * unless allow_unknown (then a warning); a value of the wrong kind or outside the choices is an
- * error; a flag absent upstream is a warning. Returns the number of errors. */
+/* How a flag name (without --) names an option, the way SGLang's argparse parsers read it
+ * (allow_abbrev): an exact option string wins (a full name or an alias); otherwise a prefix of
+ * the option strings of exactly one option (an alias and its target are one option; argparse's
+ * own --help is one too) names it, and a prefix of several is ambiguous. Entries absent
+ * upstream match only exactly: the upstream parser does not know them. */
+struct npl_flag_match {
+	const char *canonical;    /* the full name to launch with: alias_of followed, except that a
+				   * BooleanOptionalAction's negative form ("no-" + the option)
+				   * stays itself; NULL when not found */
+	const char *option;       /* the option it sets (the negated one for a negative form) */
+	const struct npl_flag_spec *spec;  /* the spec of option: kind and choices */
+	int negative;             /* canonical is option's negative form: it stores false */
+	const char *why;          /* "alias of tp-size", "unambiguous prefix of tp-size", "unambiguous
+				   * prefix of tensor-parallel-size, an alias of tp-size"; NULL when
+				   * name is canonical already */
+	const char **candidates;  /* ambiguous: the option strings it could be, one per option, in
+				   * name order; unknown: the nearest name, if any is near */
+	int ncandidates;
+};
+
+/* Match name against tool t. Returns 0 found, 1 ambiguous, -1 unknown; fills m in every case.
+ * Strings and arrays are in arena a (or the registry's). */
+int npl_engine_match(const struct npl_engine_tool *t, const char *name, struct npl_flag_match *m,
+		     struct npl_arena *a);
+/* npl_engine_match() against the tool of program prog. A program the registry does not
+ * describe takes every name as written: 0, canonical = option = name, spec NULL. */
+int npl_engine_canonical(const struct npl_engine *e, int prog, const char *name,
+			 struct npl_flag_match *m, struct npl_arena *a);
+/* What is wrong with a name that did not match (npl_engine_match() returned 1 or -1), for a
+ * message: "--mem-fraction-statc is not an option of sglang.launch_server (SGLang V); did you
+ * mean --mem-fraction-static?" or
+ * "--disable is ambiguous in sglang.launch_server (SGLang V): it could be --disable-a,
+ * --disable-b, ... (N options)". In arena a. */
+const char *npl_engine_mismatch(const struct npl_engine *e, const struct npl_engine_tool *t,
+				const char *name, int rc, const struct npl_flag_match *m,
+				struct npl_arena *a);
+
+/* Check every flag of a plan against the registry, matched as npl_engine_match() does: unknown
+ * (with a did-you-mean) or ambiguous is an error unless allow_unknown (then a warning); two
+ * names of one option on a node (an alias or a prefix beside the full name), a value of the
+ * wrong kind or outside the choices are errors; a flag absent upstream is a warning. Returns
+ * the number of errors. */
 int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int allow_unknown,
 			   struct npl_diag *d);
 /* Check a plan against the rules (see above); waivers is the recipe's waive mapping (may be

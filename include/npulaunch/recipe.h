@@ -154,9 +154,11 @@ struct npl_launch {
 enum { NPL_PROG_SERVER, NPL_PROG_ROUTER, NPL_PROG_BENCH };
 
 /* One role's instances: how many, the cards of each, and optionally the dies
- * each uses (fewer than its cards have) and its first card on its node. */
+ * each uses (fewer than its cards have), its first card on its node and how
+ * many instances share a node. */
 struct npl_topology {
 	struct npl_int instances, cards, dies, first_card;
+	struct npl_int per_node;   /* instances that share one node (default 1) */
 };
 
 enum { NPL_TOPO_PREFILL, NPL_TOPO_DECODE, NPL_TOPO_PD_MIXED, NPL_TOPO_COUNT };

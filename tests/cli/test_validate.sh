@@ -50,6 +50,19 @@ expect_grep "$T/err" "--trust-remote-code takes no value (a switch)"
 expect_rc 0 "$NPL" render $ID -o "$T/seed"
 expect_grep "$T/err" "warning: kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms: bench: --max-attempts is not in upstream sglang.bench_serving"
 
+# one message per problem: the four prefill instances resolve the same flags, and the problem
+# they share is printed once and counted once, in text and in JSON, by validate and render
+msg="rules/repeated-problem/recipe.yaml:19:7: error: flag 'port' of prefill is derived by a rule: set it under 'ports'"
+expect_rc 5 "$NPL" --recipes rules/repeated-problem validate
+expect_eq "$(grep -cF -- "$msg" "$T/err")" 1 "validate: how often the repeated problem is printed"
+grep -qE '^npulaunch: validate: [0-9]+ recipes, 1 error, [0-9]+ warnings?$' "$T/err" ||
+	fail "validate: the repeated problem is not counted as 1 error: $(tail -n 1 "$T/err")"
+expect_rc 5 "$NPL" --recipes rules/repeated-problem validate --json
+expect_eq "$(jq -r '.errors' "$T/out")" 1 "validate --json: errors of the repeated problem"
+expect_eq "$(jq -r --arg m "$msg" '[.problems[] | select("\(.file):\(.line):\(.col): \(.severity): \(.message)" == $m)] | length' "$T/out")" 1 \
+	"validate --json: how often the repeated problem is listed"
+expect_rc 5 "$NPL" --recipes rules/repeated-problem render kimi-k2.6-w4a8-4p1d-40p-rule-repeated-problem-100ms -o "$T/repeated"
+expect_eq "$(grep -cF -- "$msg" "$T/err")" 1 "render: how often the repeated problem is printed"
 expect_rc 2 "$NPL" validate /nonexistent
 expect_rc 0 "$NPL" validate --help
 

@@ -362,6 +362,42 @@ static void test_literal_dollar_escaped(void **state)
 	cJSON_Delete(plan);
 }
 
+/* Flags as SGLang's argparse reads them: a prefix or an alias in a recipe or a
+ * --set becomes the registry's full name, with a note at the place it was written. */
+static void test_flag_names_normalised(void **state)
+{
+	struct fx *f = *state;
+	const char *two[] = {"2"}, *half[] = {"0.5"};
+	struct npl_override dp = {NPL_OV_SET_FLAG, NULL, "dp", two, 1, "--set dp=2"};
+	struct npl_override mem = {NPL_OV_SET_FLAG, NULL, "mem-frac", half, 1, "--set mem-frac=0.5"};
+	struct npl_override ovs[2];
+	cJSON *plan;
+	int i, notes = 0;
+
+	ovs[0] = dp;
+	ovs[1] = mem;
+	open_db(f, TEST_RECIPE("flags:\n  moe-dense-tp: 1\n  cuda-graph-bs: [1, 2]\nspeculative: {steps: 3}\n"));
+	plan = resolve(f, "test-8p-50ms", ovs, 2, 0);
+	assert_non_null(plan);
+	assert_string_equal(value(node(plan, "pd-mixed", 0), "--moe-dense-tp-size"), "1");
+	assert_non_null(flag(node(plan, "pd-mixed", 0), "--cuda-graph-bs-decode"));
+	assert_null(flag(node(plan, "pd-mixed", 0), "--cuda-graph-bs"));
+	assert_null(flag(node(plan, "pd-mixed", 0), "--moe-dense-tp"));
+	assert_string_equal(value(node(plan, "pd-mixed", 0), "--dp-size"), "2");
+	assert_string_equal(value(node(plan, "pd-mixed", 0), "--mem-fraction-static"), "0.5");
+	for (i = 0; i < f->d.n; i++)
+		if (f->d.v[i].sev == NPL_NOTE)
+			notes++;
+	assert_int_equal(notes, 4);
+	assert_int_equal(f->d.errors, 0);
+	for (i = 0; i < f->d.n; i++)
+		if (strstr(f->d.v[i].msg, "'moe-dense-tp' is an unambiguous prefix of moe-dense-tp-size"))
+			break;
+	assert_true(i < f->d.n);
+	assert_non_null(f->d.v[i].loc.file);
+	cJSON_Delete(plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +411,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overrides_checked_by_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_site_values_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_literal_dollar_escaped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flag_names_normalised, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
