@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "npulaunch/cli.h"
@@ -116,6 +118,14 @@ static const char *addrs_text(struct npl_cli *cli, const struct addrs *a)
 	return s;
 }
 
+/* The nodes a role runs on (instances that share a node count once). */
+static int nodes_count(const cJSON *role)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(role, "nodes_count");
+
+	return cJSON_IsNumber(n) ? n->valueint : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes"));
+}
+
 /* This node's index in the role's node list, -1 when none matches, -2 when the list is not known. */
 static int node_of(const cJSON *role, const struct npl_site *site, const struct addrs *a)
 {
@@ -127,7 +137,7 @@ static int node_of(const cJSON *role, const struct npl_site *site, const struct 
 		return 0;
 	k = npl_site_key_from_name(list);
 	v = &site->key[k];
-	if (v->n < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")))
+	if (v->n < nodes_count(role))
 		return -2;
 	for (i = 0; i < v->n; i++)
 		for (j = 0; j < a->n; j++)
@@ -380,6 +390,179 @@ static void print_word(FILE *fp, const char *s)
 	npl_buf_release(&b);
 }
 
+/* One server instance this node runs: its plan entry and its argv (NULL-terminated). */
+struct inst {
+	const cJSON *node;
+	char **argv;
+	int argc, cap;
+};
+
+/* Add an argument; NULL (a value that could not be resolved, already reported) adds nothing. */
+static void inst_arg(struct inst *in, char *a)
+{
+	if (!a)
+		return;
+	if (in->argc + 2 > in->cap) {
+		in->cap = in->cap ? in->cap * 2 : 64;
+		in->argv = realloc(in->argv, (size_t)in->cap * sizeof(*in->argv));
+		if (!in->argv)
+			npl_oom();
+	}
+	in->argv[in->argc++] = a;
+	in->argv[in->argc] = NULL;
+}
+
+/* Add a plan node's environment to e: the part placed before the env files, or the rest. */
+static void env_add(struct npl_cli *cli, struct env *e, const cJSON *node, int before, const struct npl_site *site,
+		    int *bad)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		char *v;
+
+		if (env_before_source(it) != before)
+			continue;
+		v = value(cli, npl_json_str(it, "value"), site, bad);
+		env_put(e, it, v ? v : "");
+		free(v);
+	}
+}
+
+/* Print that part as the shell lines that would set it. */
+static void print_env(struct npl_cli *cli, const cJSON *node, int before, const struct npl_site *site, int *bad)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name");
+		char *v;
+
+		if (env_before_source(it) != before)
+			continue;
+		v = value(cli, npl_json_str(it, "value"), site, bad);
+		printf("export %s=", name);
+		if (op && !strcmp(op, "append"))
+			printf("\"${%s:+$%s%s}\"", name, name, npl_json_str(it, "sep"));
+		print_word(stdout, v ? v : "");
+		if (op && !strcmp(op, "prepend"))
+			printf("\"${%s:+%s$%s}\"", name, npl_json_str(it, "sep"), name);
+		printf("%s\n", before ? "  # before the env files" : "");
+		free(v);
+	}
+}
+
+/* exec argv in environment e; PATH of that environment decides which program runs. Returns on failure. */
+static void exec_in(const struct env *e, char **argv)
+{
+	const char *path = env_get(e, "PATH");
+
+	if (path)
+		setenv("PATH", path, 1);
+	execvpe(argv[0], argv, e->v);
+}
+
+/*
+ * Several instances share this node: start each with the common environment plus its own,
+ * and stay as their parent, as the script does. When one ends, stop the others (SIGTERM, then
+ * SIGKILL after NPULAUNCH_STOP_TIMEOUT seconds, default 30); its status is the exit code.
+ * SIGINT, SIGTERM and SIGHUP are passed on to every instance.
+ */
+static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct env *common,
+		     const struct npl_site *site, int *bad)
+{
+	const char *st = getenv("NPULAUNCH_STOP_TIMEOUT");
+	double grace = st && *st ? strtod(st, NULL) : 30;
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	sigset_t set, old;
+	int live = 0, first = -1, status = 0, k, stopping = 0;
+	struct timespec deadline = {0, 0};
+
+	if (!pids)
+		npl_oom();
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	for (k = 0; k < n; k++) {
+		struct env e;
+
+		env_from(&e, common->v);
+		env_add(cli, &e, v[k].node, 0, site, bad);
+		pids[k] = fork();
+		if (pids[k] == 0) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			exec_in(&e, v[k].argv);
+			fprintf(stderr, "npulaunch: apply: cannot run %s: %s\n", v[k].argv[0], strerror(errno));
+			_exit(127);
+		}
+		env_release(&e);
+		if (pids[k] < 0) {
+			npl_error(&cli->diag, NULL, "cannot start instance %d: %s", k, strerror(errno));
+			npl_cli_flush(cli);
+			status = 1 << 8; /* as if it had exited 1 */
+			first = k;
+			break;
+		}
+		live++;
+	}
+	if (first >= 0) {
+		for (int j = 0; j < k; j++)
+			kill(pids[j], SIGTERM);
+		stopping = 1;
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += (time_t)grace;
+	}
+	while (live > 0) {
+		struct timespec now, wait = {1, 0};
+		siginfo_t si;
+		int sig;
+		pid_t p;
+		int ws;
+
+		sig = sigtimedwait(&set, &si, &wait);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+			for (int j = 0; j < n; j++)
+				if (pids[j] > 0)
+					kill(pids[j], sig);
+		}
+		while ((p = waitpid(-1, &ws, WNOHANG)) > 0) {
+			for (int j = 0; j < n; j++)
+				if (pids[j] == p) {
+					pids[j] = 0;
+					live--;
+					if (first < 0) {
+						first = j;
+						status = ws;
+					}
+				}
+		}
+		if (first >= 0 && !stopping) {
+			fprintf(stderr, "npulaunch: apply: instance %d ended (%s %d): stopping the others\n",
+				npl_json_int(v[first].node, "instance", first),
+				WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			for (int j = 0; j < n; j++)
+				if (pids[j] > 0)
+					kill(pids[j], SIGTERM);
+			stopping = 1;
+			clock_gettime(CLOCK_MONOTONIC, &deadline);
+			deadline.tv_sec += (time_t)grace;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (stopping && live > 0 && now.tv_sec >= deadline.tv_sec) {
+			for (int j = 0; j < n; j++)
+				if (pids[j] > 0)
+					kill(pids[j], SIGKILL);
+			deadline.tv_sec = now.tv_sec + 3600;
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(pids);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -401,8 +584,9 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	const char *arg;
 	const cJSON *role = NULL, *node, *it;
 	cJSON *plan = NULL;
-	char **args = NULL, **files = NULL;
-	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, nargs = 0, nfiles = 0, tuned = 0, journal_new = 0;
+	char **files = NULL;
+	struct inst *inst = NULL;
+	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, journal_new = 0;
 	struct npl_endpoint *eps = NULL;
 	const char *wait_urls[256];
 	int nwait = 0;
@@ -510,9 +694,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 
 		rc = NPL_EXIT_USAGE;
 		npl_error(&cli->diag, NULL, "%s needs %d address%s in rank order: give --%s once per node, or export %s='ADDRESS ...'",
-			  list, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")),
-			  cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes")) == 1 ? "" : "es",
-			  list, npl_site_var(k));
+			  list, nodes_count(role), nodes_count(role) == 1 ? "" : "es", list, npl_site_var(k));
 		npl_cli_flush(cli);
 		goto out;
 	}
@@ -530,29 +712,42 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
-	node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), idx);
+	/* the instances this node runs: one, or several that share it (each on its own dies) */
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+		if (npl_json_int(it, "index", -1) == idx)
+			ninst++;
+	inst = calloc((size_t)ninst + 1, sizeof(*inst));
+	files = calloc((size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "source")) + 1, sizeof(*files));
+	if (!inst || !files)
+		npl_oom();
+	ninst = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+		if (npl_json_int(it, "index", -1) == idx)
+			inst[ninst++].node = it;
+	if (!ninst) {
+		npl_error(&cli->diag, NULL, "the plan has no launch for node %d of the %s", idx, role_name);
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	node = inst[0].node;
 
 	/* everything the launch needs, resolved before anything changes */
-	args = calloc(1024, sizeof(*args));
-	files = calloc(64, sizeof(*files));
-	if (!args || !files)
-		npl_oom();
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "launch"))
-		if (nargs < 1000 && (args[nargs] = value(cli, it->valuestring, &site, &bad)))
-			nargs++;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
-		const cJSON *v;
+	for (int k = 0; k < ninst; k++) {
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "launch"))
+			inst_arg(&inst[k], value(cli, it->valuestring, &site, &bad));
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "flags")) {
+			const cJSON *v;
 
-		if (nargs < 1000)
-			args[nargs++] = strdup(npl_json_str(it, "flag"));
-		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values"))
-			if (nargs < 1000 && (args[nargs] = value(cli, v->valuestring, &site, &bad)))
-				nargs++;
+			inst_arg(&inst[k], strdup(npl_json_str(it, "flag")));
+			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values"))
+				inst_arg(&inst[k], value(cli, v->valuestring, &site, &bad));
+		}
 	}
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "source")) {
 		char *p = value(cli, npl_json_str(it, "path"), &site, &bad);
 
-		if (p && nfiles < 63) {
+		if (p) {
 			files[nfiles] = root ? npl_arena_printf(&cli->arena, "%s%s", root, p) : npl_arena_strdup(&cli->arena, p);
 			if (!dry && access(files[nfiles], R_OK) != 0)
 				npl_error(&cli->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)",
@@ -561,11 +756,10 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		}
 		free(p);
 	}
-	{
-		/* the values of the environment, checked now */
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env"))
+	/* the values of the environment, checked now */
+	for (int k = 0; k < ninst; k++)
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "env"))
 			free(value(cli, npl_json_str(it, "value"), &site, &bad));
-	}
 	if (!strcmp(role_name, "router")) {
 		/* the router starts once every server answers */
 		int i, nep = npl_cli_endpoints(cli, plan, 0, &eps);
@@ -627,38 +821,28 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			       t.v[i].current, t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 			printf("unset %s\n", npl_json_str(it, "name"));
+		print_env(cli, node, 1, &site, &bad);
 		for (i = 0; i < nfiles; i++) {
 			fputs("source ", stdout);
 			print_word(stdout, files[i]);
 			putchar('\n');
 		}
-		for (int before = 1; before >= 0; before--)
-			cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-				char *v;
-				const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name");
-
-				if (env_before_source(it) != before)
-					continue;
-				v = value(cli, npl_json_str(it, "value"), &site, &bad);
-				printf("export %s=", name);
-				if (op && !strcmp(op, "append"))
-					printf("\"${%s:+$%s%s}\"", name, name, npl_json_str(it, "sep"));
-				print_word(stdout, v ? v : "");
-				if (op && !strcmp(op, "prepend"))
-					printf("\"${%s:+%s$%s}\"", name, npl_json_str(it, "sep"), name);
-				printf("%s\n", before ? "  # before the env files" : "");
-				free(v);
-			}
 		if (cpus)
 			printf("cpus %s\n", cpus);
 		for (i = 0; i < nwait && wait_timeout > 0; i++)
 			printf("wait %s (up to %gs)\n", wait_urls[i], wait_timeout);
-		fputs("exec", stdout);
-		for (i = 0; i < nargs; i++) {
-			putchar(' ');
-			print_word(stdout, args[i]);
+		for (int k = 0; k < ninst; k++) {
+			if (ninst > 1)
+				printf("# instance %d, slot %d of this node: started beside the others\n",
+				       npl_json_int(inst[k].node, "instance", k), npl_json_int(inst[k].node, "slot", k));
+			print_env(cli, inst[k].node, 0, &site, &bad);
+			fputs(ninst > 1 ? "start" : "exec", stdout);
+			for (i = 0; i < inst[k].argc; i++) {
+				putchar(' ');
+				print_word(stdout, inst[k].argv[i]);
+			}
+			putchar('\n');
 		}
-		putchar('\n');
 		goto out;
 	}
 
@@ -692,40 +876,32 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	env_from(&env, environ);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		env_unset(&env, npl_json_str(it, "name"));
-	/* the variables the plan places before the env files, then the files, then the rest */
-	for (int before = 1; before >= 0; before--) {
-		if (!before && nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
-			goto fail;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-			char *v;
-
-			if (env_before_source(it) != before)
-				continue;
-			v = value(cli, npl_json_str(it, "value"), &site, &bad);
-			env_put(&env, it, v ? v : "");
-			free(v);
-		}
-	}
+	/* the variables the plan places before the env files (the node's, as the script has
+	 * them), then the files; each instance's own environment is added after them */
+	env_add(cli, &env, node, 1, &site, &bad);
+	if (nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
+		goto fail;
 	if (mask && sched_setaffinity(0, masksz, mask) != 0) {
 		npl_error(&cli->diag, NULL, "cannot pin to CPUs %s: %s", cpus, strerror(errno));
 		goto fail;
 	}
-	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; exec %s\n", role_name, idx,
+	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; %s %s\n", role_name, idx,
 		npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), tuned,
-		tuned == 1 ? "" : "s", args[0]);
+		tuned == 1 ? "" : "s", ninst > 1 ? "starting its instances:" : "exec", inst[0].argv[0]);
 	fflush(NULL);
-	{
-		/* PATH of the environment the server gets decides which program runs */
-		const char *path = env_get(&env, "PATH");
-
-		if (path)
-			setenv("PATH", path, 1);
+	if (ninst == 1) {
+		env_add(cli, &env, node, 0, &site, &bad);
+		exec_in(&env, inst[0].argv);
+		npl_error(&cli->diag, NULL, "cannot run %s: %s", inst[0].argv[0], strerror(errno));
+		goto fail;
 	}
-	execvpe(args[0], args, env.v);
-	npl_error(&cli->diag, NULL, "cannot run %s: %s", args[0], strerror(errno));
+	/* from here the servers run: their end is ours, and the tuning stays as it would after exec */
+	rc = supervise(cli, inst, ninst, &env, &site, &bad);
+	goto out;
 fail:
 	npl_cli_flush(cli);
 	if (tuned) {
+		/* and the journal goes when this apply made it */
 		npl_tune_undo(&t, &cli->diag);
 		if (journal_new)
 			unlink(jpath);
@@ -734,10 +910,12 @@ fail:
 	}
 	rc = NPL_EXIT_FAIL;
 out:
-	if (args)
-		for (int i = 0; i < nargs; i++)
-			free(args[i]);
-	free(args);
+	for (int k = 0; inst && k < ninst; k++) {
+		for (int i = 0; i < inst[k].argc; i++)
+			free(inst[k].argv[i]);
+		free(inst[k].argv);
+	}
+	free(inst);
 	free(files);
 	free(jpath);
 	if (mask)

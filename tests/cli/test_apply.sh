@@ -126,5 +126,46 @@ rm -f "$T/calls"
 expect_rc 0 "$NPL" apply kimi-k2.6 --tpot 20ms --model-path /m --draft-model-path /d --ifname eth0
 expect_grep "$T/calls" '"--host","127.0.0.1","--port","6688"'
 expect_rc 0 "$NPL" tune --revert
+# instances that share a node: apply starts each with its own devices and port, stays their
+# parent, and when one ends stops the others and exits with its status (as prefill.sh does)
+SH=(--recipes "$NPL_DATA/recipes/good/shapes")
+SHID=shape-moe-w8a8-4p1d-a2-24p-shared-50ms
+SHSITE=(--model-path /m --ifname eth0 --prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 --decode-ip 10.0.0.3)
+mkdir -p "$T/fake"
+cat >"$T/fake/python3" <<'PY'
+#!/bin/bash
+# a server that stays up, except the one on port 8001, which ends with status 3
+echo "$$ $ASCEND_RT_VISIBLE_DEVICES $*" >>"$FAKE_LOG"
+[[ " $* " == *" --port 8001 "* ]] && { sleep 0.3; exit 3; }
+exec sleep 300
+PY
+chmod +x "$T/fake/python3"
+expect_rc 0 env NPULAUNCH_NODE_IP=10.0.0.2 "$NPL" "${SH[@]}" apply --role prefill $SHID "${SHSITE[@]}" --dry-run
+expect_grep "$T/out" "# instance 3, slot 1 of this node: started beside the others"
+expect_grep "$T/out" "export ASCEND_RT_VISIBLE_DEVICES=4,5,6,7"
+expect_grep "$T/out" "start python3 -m sglang.launch_server --model-path /m --disaggregation-mode prefill --host 10.0.0.2 --port 8001 --disaggregation-bootstrap-port 9001"
+expect_rc 3 timeout 60 env NPULAUNCH_NODE_IP=10.0.0.2 PATH="$T/fake:$PATH" FAKE_LOG="$T/fake.log" \
+	"$NPL" "${SH[@]}" apply --role prefill $SHID "${SHSITE[@]}"
+expect_grep "$T/err" "instance 3 ended (exit 3): stopping the others"
+expect_eq "$(wc -l <"$T/fake.log")" 2 "instances started on the shared node"
+expect_grep "$T/fake.log" " 0,1,2,3 -m sglang.launch_server"
+expect_grep "$T/fake.log" " 4,5,6,7 -m sglang.launch_server"
+while read -r pid _; do
+	kill -0 "$pid" 2>/dev/null && fail "instance $pid still runs after apply ended"
+done <"$T/fake.log"
+# a signal to apply reaches every instance
+rm -f "$T/fake.log"
+sed -i 's/exit 3/exec sleep 300/' "$T/fake/python3"
+env NPULAUNCH_NODE_IP=10.0.0.2 PATH="$T/fake:$PATH" FAKE_LOG="$T/fake.log" \
+	"$NPL" "${SH[@]}" apply --role prefill $SHID "${SHSITE[@]}" >"$T/out" 2>"$T/err" &
+apid=$!
+for _ in $(seq 100); do [[ -s $T/fake.log && $(wc -l <"$T/fake.log") == 2 ]] && break; sleep 0.1; done
+kill -TERM "$apid"
+wait "$apid"
+expect_eq "$?" 143 "apply's status after SIGTERM"
+while read -r pid _; do
+	kill -0 "$pid" 2>/dev/null && fail "instance $pid still runs after SIGTERM to apply"
+done <"$T/fake.log"
+expect_rc 0 "$NPL" tune --revert
 expect_rc 0 "$NPL" apply --help
 finish

@@ -894,10 +894,148 @@ static void test_a2_disaggregated_apply(void **state)
 	cJSON_Delete(r);
 }
 
+/* Run argv as the node with address ip; every launch it made, sorted by --port. */
+static cJSON *all_launches(struct fixture *f, char **argv, const char *ip)
+{
+	char nodeip[128], *log, *line, *save = NULL;
+	/* the stubs stay up a while, as servers do: the first to end stops the others */
+	char *extra[] = {nodeip, "NPULAUNCH_WAIT_TIMEOUT=0", "NPL_STUB_HOLD_MS=400", NULL};
+	cJSON *out = cJSON_CreateArray(), *sorted = cJSON_CreateArray();
+	int rc, n, i, j;
+
+	snprintf(nodeip, sizeof(nodeip), "NPULAUNCH_NODE_IP=%s", ip);
+	assert_int_equal(sim_reset(&f->s), 0);
+	rc = sim_run(&f->s, argv, extra);
+	if (rc) {
+		char *err = sim_slurp(f->s.err);
+
+		fprintf(stderr, "%s on %s: %d\n%s", argv[1], ip, rc, err ? err : "");
+		free(err);
+	}
+	assert_int_equal(rc, 0);
+	log = sim_slurp(f->s.log);
+	assert_non_null(log);
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *rec = cJSON_Parse(line);
+
+		assert_non_null(rec);
+		cJSON_AddItemToArray(out, rec);
+	}
+	free(log);
+	/* by the value after --port: the instances start in the background, in any order */
+	n = cJSON_GetArraySize(out);
+	for (i = 0; i < n; i++) {
+		int best = -1, bport = 0;
+
+		for (j = 0; j < cJSON_GetArraySize(out); j++) {
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(out, j), "argv"), *x;
+			int port = 0, k = 0;
+
+			cJSON_ArrayForEach(x, a) {
+				if (!strcmp(x->valuestring, "--port"))
+					port = atoi(cJSON_GetArrayItem(a, k + 1)->valuestring);
+				k++;
+			}
+			if (best < 0 || port < bport) {
+				best = j;
+				bport = port;
+			}
+		}
+		cJSON_AddItemToArray(sorted, cJSON_DetachItemFromArray(out, best));
+	}
+	cJSON_Delete(out);
+	return sorted;
+}
+
+static const char *argv_after(const cJSON *rec, const char *flag)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "argv"), *x;
+	int k = 0;
+
+	cJSON_ArrayForEach(x, a) {
+		if (!strcmp(x->valuestring, flag) && cJSON_GetArrayItem(a, k + 1))
+			return cJSON_GetArrayItem(a, k + 1)->valuestring;
+		k++;
+	}
+	return NULL;
+}
+
+static const char *env_in(const cJSON *rec, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "env"), name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Each node's two instances, as the rules give them: slot k owns cards 4k..4k+3 and
+ * listens on 8000 + k; instance i bootstraps on 8998 + i; both run on the node's address. */
+static void check_shared_node(cJSON *calls, const char *ip, int first_instance)
+{
+	char boot[16];
+	int k;
+
+	assert_int_equal(cJSON_GetArraySize(calls), 2);
+	for (k = 0; k < 2; k++) {
+		const cJSON *rec = cJSON_GetArrayItem(calls, k);
+		char port[16];
+
+		snprintf(port, sizeof(port), "%d", 8000 + k);
+		snprintf(boot, sizeof(boot), "%d", 8998 + first_instance + k);
+		assert_string_equal(env_in(rec, "ASCEND_RT_VISIBLE_DEVICES"), k ? "4,5,6,7" : "0,1,2,3");
+		assert_string_equal(argv_after(rec, "--port"), port);
+		assert_string_equal(argv_after(rec, "--disaggregation-bootstrap-port"), boot);
+		assert_string_equal(argv_after(rec, "--host"), ip);
+		assert_string_equal(argv_after(rec, "--tp-size"), "4");
+		assert_string_equal(env_in(rec, "ASCEND_MF_TRANSFER_PROTOCOL"), "device_rdma");
+	}
+}
+
+#define SHARED_ID "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"
+#define SHARED_SITE "--prefill-ip", "10.0.0.1", "--prefill-ip", "10.0.0.2", "--decode-ip", "10.0.0.3"
+
+static void test_instances_sharing_a_node(void **state)
+{
+	struct fixture *f = *state;
+	const char *const args[] = {SHARED_SITE, NULL};
+	char path[600], *argv[] = {"bash", path, NULL};
+	cJSON *calls, *r;
+
+	render(f, SHARED_ID, args);
+	snprintf(path, sizeof(path), "%s/prefill.sh", f->out);
+	calls = all_launches(f, argv, "10.0.0.1");
+	check_shared_node(calls, "10.0.0.1", 0);
+	cJSON_Delete(calls);
+	calls = all_launches(f, argv, "10.0.0.2");
+	check_shared_node(calls, "10.0.0.2", 2);
+	cJSON_Delete(calls);
+	/* the router lists each instance with its own port */
+	r = run_on(f, "router.sh", "10.0.0.1");
+	assert_string_equal(flag(r, "--prefill"),
+			    "http://10.0.0.1:8000 8998 http://10.0.0.1:8001 8999 http://10.0.0.2:8000 9000 http://10.0.0.2:8001 9001");
+	cJSON_Delete(r);
+}
+
+static void test_instances_sharing_a_node_apply(void **state)
+{
+	struct fixture *f = *state;
+	char *argv[] = {NPL_BIN, "--recipes", SHAPES, "apply", "--role", "prefill", SHARED_ID,
+			"--model-path", "/models/shape", "--ifname", "eth9", SHARED_SITE, NULL};
+	cJSON *calls;
+
+	calls = all_launches(f, argv, "10.0.0.1");
+	check_shared_node(calls, "10.0.0.1", 0);
+	cJSON_Delete(calls);
+	calls = all_launches(f, argv, "10.0.0.2");
+	check_shared_node(calls, "10.0.0.2", 2);
+	cJSON_Delete(calls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_two_prefill_instances, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_sharing_a_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_sharing_a_node_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prefill_spanning_two_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a2_disaggregated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a2_mixed_two_nodes, setup, teardown),

@@ -1,7 +1,8 @@
 /*
  * stub_server.c: stands in for python3/python in the tests. It records its
  * argv and environment as one JSON line appended to $NPL_STUB_LOG and exits
- * with $NPL_STUB_EXIT (default 0); also the CPUs it may run on. Installed under the names python3 and
+ * with $NPL_STUB_EXIT (default 0), after $NPL_STUB_HOLD_MS milliseconds (default 0:
+ * a server that stays up, for launches that supervise several); also the CPUs it may run on. Installed under the names python3 and
  * python in a folder put first on PATH.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -59,5 +61,11 @@ int main(int argc, char **argv)
 	}
 	cJSON_free(line);
 	cJSON_Delete(rec);
+	if (getenv("NPL_STUB_HOLD_MS")) {
+		long ms = atol(getenv("NPL_STUB_HOLD_MS"));
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
 	return code ? atoi(code) : 0;
 }
