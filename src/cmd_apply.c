@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -267,7 +268,11 @@ static void env_release(struct env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Source the files in bash, as the scripts do, and take the environment it leaves. */
+/*
+ * Source the files in bash, as the scripts do, and take the environment it leaves. It comes back
+ * in an anonymous file, not a pipe: a file may start a program in the background, which inherits
+ * the descriptor, and a pipe would not end until that program does.
+ */
 static int source_files(struct env *e, const char *const *files, int n, struct npl_diag *d)
 {
 	const char *prog = "for f; do . \"$f\"; done; command -p env -0 >&3";
@@ -275,7 +280,7 @@ static int source_files(struct env *e, const char *const *files, int n, struct n
 	struct npl_buf out = NPL_BUF_INIT;
 	const char *shlvl = env_get(e, "SHLVL");
 	char *keep_shlvl = shlvl ? strdup(shlvl) : NULL;
-	int fds[2], status, i;
+	int fd, status, i;
 	pid_t pid;
 
 	if (!argv)
@@ -286,43 +291,49 @@ static int source_files(struct env *e, const char *const *files, int n, struct n
 	argv[3] = "bash";
 	for (i = 0; i < n; i++)
 		argv[4 + i] = (char *)files[i];
-	if (pipe(fds)) {
+	fd = memfd_create("npulaunch-env", MFD_CLOEXEC);
+	if (fd < 0) {
+		char tmpl[] = "/tmp/npulaunch-env-XXXXXX";
+
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+	}
+	if (fd < 0) {
 		free(argv);
 		free(keep_shlvl);
 		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
 	}
 	pid = fork();
 	if (pid < 0) {
+		close(fd);
 		free(argv);
 		free(keep_shlvl);
 		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		/* what the files print goes to stderr; the environment comes back on fd 3 */
-		close(fds[0]);
-		if (fds[1] != 3) {
-			dup2(fds[1], 3);
-			close(fds[1]);
-		}
+		if (dup2(fd, 3) < 0)
+			_exit(127);
 		dup2(2, 1);
 		execvpe("bash", argv, e->v);
 		_exit(127);
 	}
-	close(fds[1]);
-	for (;;) {
+	free(argv);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	for (off_t off = 0;;) {
 		char buf[65536];
-		ssize_t r = read(fds[0], buf, sizeof(buf));
+		ssize_t r = pread(fd, buf, sizeof(buf), off);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		npl_buf_add(&out, buf, (size_t)r);
+		off += r;
 	}
-	close(fds[0]);
-	free(argv);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	close(fd);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !out.len) {
 		npl_buf_release(&out);
 		free(keep_shlvl);
@@ -362,6 +373,20 @@ static int source_files(struct env *e, const char *const *files, int n, struct n
 }
 
 /* ---- apply ------------------------------------------------------------------------ */
+
+/* The manifest a bundle's plan comes from (as cli.c finds it), for messages; NULL for a recipe. */
+static const char *bundle_manifest(struct npl_cli *cli, const char *arg)
+{
+	struct stat st;
+	const char *dir = arg ? arg : ".";
+	char *p;
+
+	if (npl_is_dir(dir)) {
+		p = npl_arena_printf(&cli->arena, "%s/manifest.json", dir);
+		return stat(p, &st) == 0 ? p : NULL;
+	}
+	return arg && npl_ends_with(arg, ".json") && stat(arg, &st) == 0 ? arg : NULL;
+}
 
 /* Resolve a plan value; on a missing site value, say what to set. */
 static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *site, int *bad)
@@ -581,17 +606,17 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	struct env env = {0};
 	struct addrs addrs = {0};
 	const char *role_name = NULL, *root = getenv("NPULAUNCH_ROOT"), *journal = NULL, *cpus = NULL;
+	int root_from_env = 1;
 	const char *arg;
 	const cJSON *role = NULL, *node, *it;
 	cJSON *plan = NULL;
 	char **files = NULL;
 	struct inst *inst = NULL;
-	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, journal_new = 0;
+	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0;
 	struct npl_endpoint *eps = NULL;
 	const char *wait_urls[256];
 	int nwait = 0;
 	double wait_timeout = 0;
-	char *jpath = NULL;
 	cpu_set_t *mask = NULL;
 	size_t masksz = 0;
 
@@ -603,7 +628,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		switch (c) {
 		case 'r': role_name = optarg; break;
 		case 'n': dry = 1; break;
-		case 'R': root = optarg; break;
+		case 'R': root = optarg; root_from_env = 0; break;
 		case 'c': cpus = optarg; break;
 		case 'J': journal = optarg; break;
 		case 'h': help(); goto out;
@@ -620,8 +645,12 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("apply", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
+	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
+	if (root && root_from_env && !*root)
+		root = NULL;
 	if (root && root[0] != '/') {
-		rc = npl_cli_usage_error("apply", "--root must be an absolute path, not '%s'", root);
+		rc = npl_cli_usage_error("apply", "%s must be an absolute path, not '%s'",
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
 		goto out;
 	}
 	if (root && !strcmp(root, "/"))
@@ -800,7 +829,8 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		free(online);
 	}
 	if (cJSON_GetObjectItemCaseSensitive(role, "tuning") &&
-	    npl_tune_collect(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, &cli->diag) != 0)
+	    npl_tune_collect(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, bundle_manifest(cli, arg),
+			     &cli->diag) != 0)
 		bad |= 1 << 30;
 	if (cli->diag.errors) {
 		npl_cli_flush(cli);
@@ -865,8 +895,6 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	}
 
 	/* from here on the host changes: tune, then the environment, then exec */
-	jpath = npl_tune_journal_path(root, journal);
-	journal_new = access(jpath, F_OK) != 0;
 	if (t.n && npl_tune_apply(&t, journal, &tuned, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: the tuning was undone; nothing was launched\n");
@@ -903,8 +931,6 @@ fail:
 	if (tuned) {
 		/* and the journal goes when this apply made it */
 		npl_tune_undo(&t, &cli->diag);
-		if (journal_new)
-			unlink(jpath);
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: the tuning was undone\n");
 	}
@@ -917,7 +943,6 @@ out:
 	}
 	free(inst);
 	free(files);
-	free(jpath);
 	if (mask)
 		CPU_FREE(mask);
 	free(addrs.v);

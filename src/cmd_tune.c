@@ -19,11 +19,14 @@ static void help(void)
 	     "Options:\n"
 	     "  --check        (the default) exit 0 when the host matches; else list each difference\n"
 	     "                 (path, current, wanted) and exit 1\n"
-	     "  --apply        journal the current values, then change what differs; a second apply\n"
-	     "                 keeps the first journal; nothing is changed when a file cannot be\n"
-	     "  --revert       restore exactly what the journal holds, then remove the journal\n"
+	     "  --apply        journal the current values, then change what differs; a journal that\n"
+	     "                 exists keeps its values and gains the new files' (first value wins);\n"
+	     "                 nothing is changed when a file cannot be, or the journal is invalid\n"
+	     "  --revert       check the whole journal and every file it names, restore them byte\n"
+	     "                 for byte, then remove the journal (kept on any failure)\n"
 	     "  --hardware H   the profile of hardware H instead of a recipe's\n"
-	     "  --root DIR     treat DIR as / (default: $NPULAUNCH_ROOT, else /), for tests and images\n"
+	     "  --root DIR     treat DIR as / (default: $NPULAUNCH_ROOT, else /), for tests and images;\n"
+	     "                 only its tuning files are read or written, never through a link out\n"
 	     "  --journal FILE the journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
 	     "  --json         the state as JSON: {root, cpufreq, cpus, differences, items: [...]}\n"
 	     "  -h, --help     this help\n"
@@ -82,6 +85,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 	struct npl_tune t;
 	struct npl_db db;
 	const char *root = getenv("NPULAUNCH_ROOT"), *journal = NULL;
+	int root_from_env = 1;
 	cJSON *tuning = NULL;
 	int mode = CHECK, modes = 0, json = 0, c, rc = NPL_EXIT_OK, n;
 
@@ -92,7 +96,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		case 'c': mode = CHECK; modes++; break;
 		case 'a': mode = APPLY; modes++; break;
 		case 'R': mode = REVERT; modes++; break;
-		case 'r': root = optarg; break;
+		case 'r': root = optarg; root_from_env = 0; break;
 		case 'J': journal = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': help(); goto out;
@@ -117,8 +121,12 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
+	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
+	if (root && root_from_env && !*root)
+		root = NULL;
 	if (root && root[0] != '/') {
-		rc = npl_cli_usage_error("tune", "--root must be an absolute path, not '%s'", root);
+		rc = npl_cli_usage_error("tune", "%s must be an absolute path, not '%s'",
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
 		goto out;
 	}
 	if (mode == REVERT) {
@@ -158,7 +166,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		rc = NPL_EXIT_FAIL;
 		goto out;
 	}
-	if (npl_tune_collect(&t, tuning, root, &cli->diag)) {
+	if (npl_tune_collect(&t, tuning, root, NULL, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: tune: nothing was changed\n");
 		rc = NPL_EXIT_FAIL;
