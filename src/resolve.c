@@ -624,6 +624,72 @@ static void apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 	}
 }
 
+/* What to do instead of writing a rule-owned flag of role r: the rule that writes it, and where
+ * its inputs are set. */
+static const char *reserved_hint(enum role r, const char *flag)
+{
+	static const struct {
+		const char *flag, *hint;
+	} hints[] = {
+		{"model-path", "the rule model-path writes it from the site value --model-path (model-path: in a site file)"},
+		{"port", "the rule ports writes it: set it under 'ports'"},
+		{"disaggregation-bootstrap-port", "the rule bootstrap-port writes it (ports.bootstrap + the prefill instance): set it under 'ports'"},
+		{"nnodes", "the rule nodes writes it (an instance's cards / the hardware's cards per node): give the role's cards in 'topology', and list it under 'explicit' to have it on one node too"},
+		{"node-rank", "the rule nodes writes it (this node's rank in its instance): list it under 'explicit' to have it on one node too"},
+		{"dist-init-addr", "the rule dist-init-addr writes it (the instance's first node, ports.dist_init): set the port under 'ports', and list it under 'explicit' to have it on one node too"},
+		{"disaggregation-mode", "the rule disaggregation writes it from the role (prefill or decode)"},
+	};
+	size_t i;
+
+	if (npl_starts_with(flag, "speculative-"))
+		return r == ROLE_PREFILL ? "the rule speculative writes it: set it in prefill's own block, roles.prefill.speculative"
+					 : "the rule speculative writes it: set it in the 'speculative' block";
+	for (i = 0; i < NPL_ARRAY_SIZE(hints); i++)
+		if (!strcmp(hints[i].flag, flag))
+			return hints[i].hint;
+	return "it comes from the rules and the site values (see show --explain)";
+}
+
+/* 1 when a host text is a loopback address (only this node reaches it). */
+static int loopback_host(const char *h)
+{
+	return npl_starts_with(h, "127.") || !strcmp(h, "::1") || !strcmp(h, "[::1]") || !strcmp(h, "localhost");
+}
+
+/* 1 when a host text means every address of the node. */
+static int wildcard_host(const char *h)
+{
+	return !strcmp(h, "0.0.0.0") || !strcmp(h, "::") || !strcmp(h, "[::]");
+}
+
+/*
+ * A layer's own --host for a server: honoured over the rule host (a page that binds a two-node
+ * PD-mixed server to 127.0.0.1, or to 0.0.0.0), shown by --explain. A prefill or decode server
+ * must be reachable by the router and the other role: a loopback address is refused there.
+ */
+static void honour_host(struct ctx *c, enum role r, struct launch *l, const struct rflag *f)
+{
+	struct rflag h = *f;
+	int j;
+
+	if (f->nvals != 1 || !*f->vals[0]) {
+		c->rc = npl_error(c->d, &f->o.loc, "flag 'host' of %s takes one address", role_names[r]);
+		return;
+	}
+	if (r != ROLE_PD_MIXED && loopback_host(f->vals[0])) {
+		c->rc = npl_error(c->d, &f->o.loc, "host %s of %s: a %s server must listen where the router and the other role reach it; only a PD-mixed server may listen on a loopback address",
+				  f->vals[0], role_names[r], role_names[r]);
+		return;
+	}
+	h.o.why = "the recipe's own value: the host rule yields to it";
+	for (j = 0; j < l->flags.n; j++)
+		if (!l->flags.v[j].dead && !strcmp(l->flags.v[j].name, "host")) {
+			l->flags.v[j] = h;
+			return;
+		}
+	PUSH(c->a, l->flags, h);
+}
+
 /* The data flags of a merged role, after the rule flags; reserved names are refused. */
 static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const struct merged *m,
 			   const char *tp, const char *tp_why)
@@ -641,19 +707,32 @@ static void put_data_flags(struct ctx *c, enum role r, struct launch *l, const s
 						  f->nvals ? f->vals[0] : "(no value)", role_names[r], tp, tp_why);
 			continue;
 		}
+		if (r <= ROLE_DECODE && !strcmp(f->name, "host")) {
+			honour_host(c, r, l, f);
+			continue;
+		}
 		if (reserved_rule(r, f->name)) {
-			const char *hint = npl_starts_with(f->name, "speculative-")
-				? (r == ROLE_PREFILL ? "set it in prefill's own block, roles.prefill.speculative"
-						     : "set it in the 'speculative' block")
-				: (!strcmp(f->name, "port") || !strcmp(f->name, "disaggregation-bootstrap-port"))
-				? "set it under 'ports'"
-				: "it comes from the rules and the site values";
 			c->rc = npl_error(c->d, &f->o.loc, "flag '%s' of %s is derived by a rule: %s",
-					  f->name, role_names[r], hint);
+					  f->name, role_names[r], reserved_hint(r, f->name));
 			continue;
 		}
 		PUSH(c->a, l->flags, *f);
 	}
+}
+
+/* The --host a layer or an override set (not the rule's, nor a wildcard), for the endpoint. */
+static const char *own_host(const struct launch *l)
+{
+	int j;
+
+	for (j = 0; j < l->flags.n; j++) {
+		const struct rflag *f = &l->flags.v[j];
+
+		if (!f->dead && !strcmp(f->name, "host") && f->nvals == 1 && strcmp(f->o.layer, "rule") &&
+		    strcmp(f->o.layer, "site") && !wildcard_host(f->vals[0]))
+			return f->vals[0];
+	}
+	return NULL;
 }
 
 /* ---- roles ---------------------------------------------------------------- */
@@ -1179,8 +1258,16 @@ static cJSON *server_role(struct ctx *c, const struct shape *sh)
 			struct npl_buf b = NPL_BUF_INIT;
 			cJSON *ep = cJSON_CreateObject();
 
+			const char *own = own_host(&l);
+
 			npl_buf_puts(&b, "http://");
-			if (sh->site_key >= 0)
+			if (own && strchr(own, ':') && own[0] != '[') {
+				npl_buf_puts(&b, "[");
+				npl_pval_lit(&b, own);
+				npl_buf_puts(&b, "]");
+			} else if (own)
+				npl_pval_lit(&b, own);
+			else if (sh->site_key >= 0)
 				npl_pval_ref(&b, sh->site_key, at, 1);
 			else
 				npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");

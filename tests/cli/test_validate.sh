@@ -52,7 +52,7 @@ expect_grep "$T/err" "warning: kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms: bench: --max
 
 # one message per problem: the four prefill instances resolve the same flags, and the problem
 # they share is printed once and counted once, in text and in JSON, by validate and render
-msg="rules/repeated-problem/recipe.yaml:19:7: error: flag 'port' of prefill is derived by a rule: set it under 'ports'"
+msg="rules/repeated-problem/recipe.yaml:19:7: error: flag 'port' of prefill is derived by a rule: the rule ports writes it: set it under 'ports'"
 expect_rc 5 "$NPL" --recipes rules/repeated-problem validate
 expect_eq "$(grep -cF -- "$msg" "$T/err")" 1 "validate: how often the repeated problem is printed"
 grep -qE '^npulaunch: validate: [0-9]+ recipes, 1 error, [0-9]+ warnings?$' "$T/err" ||

@@ -435,6 +435,38 @@ static void test_a2_mixed_two_nodes(void **state)
 	cJSON_Delete(b);
 }
 
+/* A page's own --host on a two-node PD-mixed server: honoured on every node (the rule yields and
+ * --explain says so), and the endpoint status and bench use is that address. */
+static void test_host_of_the_recipe(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const args[] = {"--node-ip", "10.4.0.1", "--node-ip", "10.4.0.2", NULL};
+	char *argv[] = {NPL_BIN, "--recipes", SHAPES, "show", "shape-moe-w8a8-16p-host-own-50ms", "--json", NULL};
+	cJSON *n0, *n1, *plan, *role;
+	char *out;
+
+	render(f, "shape-moe-w8a8-16p-host-own-50ms", args);
+	n0 = run_on(f, "pd-mixed.sh", "10.4.0.1");
+	n1 = run_on(f, "pd-mixed.sh", "10.4.0.2");
+	FLAG(n0, "--host", "127.0.0.1");
+	FLAG(n1, "--host", "127.0.0.1");
+	FLAG(n1, "--nnodes", "2");
+	FLAG(n1, "--node-rank", "1");
+	FLAG(n1, "--dist-init-addr", "10.4.0.1:5000");
+	cJSON_Delete(n0);
+	cJSON_Delete(n1);
+	assert_int_equal(sim_run(&f->s, argv, NULL), 0);
+	out = sim_slurp(f->s.out);
+	plan = cJSON_Parse(out);
+	assert_non_null(plan);
+	role = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(plan, "roles"), 0);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "endpoints"), 0), "url")->valuestring,
+			    "http://127.0.0.1:6688");
+	assert_non_null(strstr(out, "the recipe's own value: the host rule yields to it"));
+	cJSON_Delete(plan);
+	free(out);
+}
+
 static void test_ipv6_addresses(void **state)
 {
 	struct fixture *f = *state;
@@ -1039,6 +1071,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prefill_spanning_two_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a2_disaggregated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a2_mixed_two_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_of_the_recipe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv6_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speculative_per_role, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speculative_emit_one_field, setup, teardown),
