@@ -48,4 +48,29 @@ if [[ -w /dev/full ]]; then
 	(($(wc -c <"$T/out") > 16384)) || fail "list --json is too small to fill the buffer"
 fi
 
+# ---- the small ones -------------------------------------------------------------------
+# a sysctl name with an empty component is not one (it rendered /proc/sys/vm//weird)
+mkdir -p "$T/sysctl"
+{ cat "$NPL_SRC/recipes/kimi-k2.6/$K20.yaml"; printf 'tuning:\n  sysctl:\n    vm..weird: 1\n'; } >"$T/sysctl/r.yaml"
+expect_rc 5 "$NPL" --recipes "$T/sysctl" validate
+expect_grep "$T/err" "error: 'vm..weird' is not a sysctl name (like vm.swappiness)"
+grep -q "r.yaml:[0-9]*:5: error: 'vm..weird'" "$T/err" || fail "the sysctl name is not located: $(cat "$T/err")"
+# the same address twice in a node list is the user's site value (2), not the database (5)
+expect_rc 2 "$NPL" render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms --prefill-ip 10.0.0.1 \
+	--prefill-ip 10.0.0.1 --decode-ip 10.0.0.3 --decode-ip 10.0.0.5 -o "$T/dup"
+expect_grep "$T/err" "npulaunch: error: --prefill-ip '10.0.0.1' is given twice: each node has an address of its own"
+[[ -e $T/dup ]] && fail "a duplicate address left output"
+# canonically the same is the same
+expect_rc 2 "$NPL" show kimi-k2.6-w4a8-16p-in64k-out1k-100ms --node-ip fd00::1 --node-ip FD00:0::1
+expect_grep "$T/err" "--node-ip 'FD00:0::1' is given twice"
+printf 'node-ip: [10.0.0.1, 10.0.0.2, 10.0.0.1]\n' >"$T/dup.yaml"
+expect_rc 2 "$NPL" show kimi-k2.6-w4a8-16p-in64k-out1k-100ms --site "$T/dup.yaml"
+expect_grep "$T/err" "dup.yaml:1:31: error: --node-ip '10.0.0.1' is given twice"
+expect_rc 2 env NODE_IPS="10.0.0.1 10.0.0.1" NPULAUNCH_ROOT="$T/root" "$NPL" apply kimi-k2.6-w4a8-16p-in64k-out1k-100ms \
+	--model-path /m --draft-model-path /d --ifname eth0 --dry-run
+expect_grep "$T/err" "NODE_IPS '10.0.0.1' is given twice"
+# a malformed --cpus is a usage error
+expect_rc 2 env NPULAUNCH_ROOT="$T/root" "$NPL" apply "$T/full" --dry-run --cpus 0-x
+expect_grep "$T/err" "--cpus '0-x' is not a CPU list"
+
 finish
