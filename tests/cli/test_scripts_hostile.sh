@@ -48,6 +48,112 @@ if [[ -w /dev/full ]]; then
 	(($(wc -c <"$T/out") > 16384)) || fail "list --json is too small to fill the buffer"
 fi
 
+# ---- site values from the environment: the scripts refuse what apply refuses ---------
+# A role's script of a bundle rendered with no site values, and apply --dry-run of that role
+# in the bundle, each with the same environment: both launch the same --host, or both refuse
+# (exit 2) naming the variable, with the same message, and the script before it changed the
+# host. (A script checks the values its role reads; apply reads every site variable, so the
+# table sets each where the role reads it: DRAFT_MODEL_PATH on decode.)
+expect_rc 0 "$NPL" render $KPD -o "$T/pd"
+ncase=0 naccepted=0
+site_case() {  # ROLE VAR=VALUE...: the environment over the base
+	local role=$1 s_rc a_rc s_msg a_msg s_host a_host before a v same=1
+	shift
+	local -a e=(MODEL_PATH=/m DRAFT_MODEL_PATH=/d IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2)
+	if [[ $role == prefill ]]; then e+=(NPULAUNCH_NODE_IP=10.0.0.1); else e+=(NPULAUNCH_NODE_IP=10.0.0.2); fi
+	e+=("$@")
+	ncase=$((ncase + 1))
+	before=$(state_of "$T/root")
+	rm -f "$T/calls"
+	(cd "$T/pd" && env "${e[@]}" NPULAUNCH_ROOT="$T/root" PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" \
+		bash ./$role.sh) >"$T/s.out" 2>"$T/s.err"
+	s_rc=$?
+	(cd "$T/pd" && env "${e[@]}" NPULAUNCH_ROOT="$T/root" "$NPL" apply --role $role --dry-run) >"$T/a.out" 2>"$T/a.err"
+	a_rc=$?
+	if [[ $s_rc != "$a_rc" ]]; then
+		fail "$(printf '%q ' "$@"): $role.sh exited $s_rc ($(head -c 300 "$T/s.err")), apply $a_rc ($(head -c 300 "$T/a.err"))"
+		return
+	fi
+	if [[ $s_rc == 0 ]]; then
+		naccepted=$((naccepted + 1))
+		s_host=$(jq -r '.argv | index("--host") as $i | .[$i + 1]' "$T/calls")
+		a_host=$(sed -n 's/^exec .* --host \([^ ]*\) .*/\1/p' "$T/a.out")
+		expect_eq "$s_host" "$a_host" "$(printf '%q ' "$@"): --host of $role.sh and of apply"
+		return
+	fi
+	[[ $s_rc == 2 ]] || fail "$(printf '%q ' "$@"): exited $s_rc, want 2"
+	[[ -e $T/calls ]] && fail "$(printf '%q ' "$@"): $role.sh launched"
+	expect_eq "$(state_of "$T/root")" "$before" "$(printf '%q ' "$@"): the host after a refusal"
+	s_msg=$(head -n 1 "$T/s.err")
+	s_msg=${s_msg#$role.sh: }
+	# a valid address of no node of the list: each says so in its words
+	[[ $s_msg == "this host ("* ]] && return
+	same=0
+	for a in "$@"; do
+		[[ $s_msg == "${a%%=*} "* ]] && same=1
+	done
+	((same)) || fail "$(printf '%q ' "$@"): the message does not name the variable: $s_msg"
+	# the same message where one value is at fault and quoting does not differ (${v@Q}, '%s');
+	# where several are, each may name another first
+	for a in "$@"; do
+		v=${a#*=}
+		[[ -n $v && $v != *[![:graph:]]* && $v != *"'"* ]] || same=0
+	done
+	((same)) || return 0
+	a_msg=$(grep -m 1 '^npulaunch: error: ' "$T/a.err")
+	expect_eq "$s_msg" "${a_msg#npulaunch: error: }" "$(printf '%q ' "$@"): the message"
+}
+paths=(/m / '/with space' "/it's" '/$(x)' relative ./m '~/m' ' /m' $'/a\nb' $'/a\rb' '')
+for v in "${paths[@]}"; do
+	site_case prefill "MODEL_PATH=$v"
+	site_case decode "DRAFT_MODEL_PATH=$v"
+done
+ifnames=(eth0 bond0.100 a enp189s0f0np0xyz enp189s0f0np0xyz1 '_' '-x' '...' . .. 'eth0 ; x' 'eth0/x' 'eth:0'
+	$'eth0\n' $'eth0\t' 'é' 'ethé' '$(x)' '*' '')
+for v in "${ifnames[@]}"; do
+	site_case prefill "IFNAME=$v"
+done
+addresses=(10.0.0.1 0.0.0.0 255.255.255.255 1.2.3.4 :: ::1 1:: 1::2 FD00::1 fd00:0:0::1 FD00:0:0::0:1
+	0:0:0:0:0:0:0:0 0:0:0:0:0:0:0:1 2001:DB8:0:0:1:0:0:1 1:0:0:2:0:0:0:3 1:0:0:2:0:0:3:4 0:0:1:0:0:0:0:0
+	0000:0000::0001 ::ffff:1.2.3.4 ::FFFF:1.2.3.4 ::1.2.3.4 ::0.0.0.1 ::0.0.1.0 ::ffff:0:0 ::ffff:1:2
+	0:0:0:0:ffff:0:1.2.3.4 1:2:3:4:5:6:7:: ::2:3:4:5:6:7:8 1:2:3:4:5:6:1.2.3.4 1:2:3:4:5:6:7:8
+	' 10.0.0.1 ' $'10.0.0.1\n'
+	not-an-ip -rf '' 256.0.0.1 01.2.3.4 1.2.3 1.2.3.4.5 1.2.3.4/24 0x1.2.3.4 fe80::1%eth0 ::: 1::2::3
+	:1::2 1::2: 12345::1 g::1 1:2:3:4:5:6:7 1:2:3:4:5:6:7:8:9 1:2:3:4:5:6:7::8 1:2:3:4:5:6:7:1.2.3.4
+	::01.2.3.4 ::1.2.3 1.2.3.4:: '[::1]' '10.0.0.1;x' $'10.0.0.1\r' '10.0.0.1 10.0.0.1' '10.0.0.1 10.0.0.2'
+	' ' '１.2.3.4')
+# a fixed sample of strings over the characters of addresses
+RANDOM=14
+for i in $(seq 1 60); do
+	v=
+	for j in $(seq 0 $((RANDOM % 14))); do
+		c='0123456789abcdefABCDEF::..'
+		v+=${c:RANDOM % ${#c}:1}
+	done
+	addresses+=("$v")
+done
+for v in "${addresses[@]}"; do
+	site_case prefill "PREFILL_IPS=$v" "NPULAUNCH_NODE_IP=$v"
+	site_case decode "DECODE_IPS=$v" "NPULAUNCH_NODE_IP=$v"
+done
+# NPULAUNCH_NODE_IP on its own: as the list, its own variable named
+for v in 10.0.0.1 10.0.0.01 -rf '10.0.0.1 10.0.0.2' 10.0.0.2 '::ffff:10.0.0.1' '0:0:0:0:0:0:a00:1'; do
+	site_case prefill "NPULAUNCH_NODE_IP=$v"
+done
+site_case prefill PREFILL_IPS=::ffff:10.0.0.1 NPULAUNCH_NODE_IP=0:0:0:0:0:ffff:a00:1
+((ncase > 250 && naccepted > 60)) || fail "the site table ran $ncase cases, $naccepted accepted"
+# the scripts check what they were rendered with too (a value edited at the top of the script)
+sed -i 's|^MODEL_PATH=.*|MODEL_PATH=models/m  # --model-path|' "$T/pd/prefill.sh"
+base=(MODEL_PATH=/m DRAFT_MODEL_PATH=/d IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 NPULAUNCH_NODE_IP=10.0.0.1)
+run env "${base[@]}" NPULAUNCH_ROOT="$T/root" PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" bash "$T/pd/prefill.sh"
+expect_eq "$rc" 2 "an edited MODEL_PATH"
+expect_grep "$T/err" "prefill.sh: MODEL_PATH must be an absolute path, not 'models/m'"
+# the router checks its lists as the servers do
+run env "${base[@]}" PREFILL_IPS='10.0.0.1;x' NPULAUNCH_WAIT_TIMEOUT=0 PATH="$T/root.bin:$PATH" \
+	NPL_STUB_LOG="$T/calls" bash "$T/pd/router.sh"
+expect_eq "$rc" 2 "router.sh with a bad PREFILL_IPS"
+expect_grep "$T/err" "router.sh: PREFILL_IPS '10.0.0.1;x' is not an IPv4 or IPv6 address"
+
 # ---- the small ones -------------------------------------------------------------------
 # a sysctl name with an empty component is not one (it rendered /proc/sys/vm//weird)
 mkdir -p "$T/sysctl"
