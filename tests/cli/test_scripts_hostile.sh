@@ -154,6 +154,116 @@ run env "${base[@]}" PREFILL_IPS='10.0.0.1;x' NPULAUNCH_WAIT_TIMEOUT=0 PATH="$T/
 expect_eq "$rc" 2 "router.sh with a bad PREFILL_IPS"
 expect_grep "$T/err" "router.sh: PREFILL_IPS '10.0.0.1;x' is not an IPv4 or IPv6 address"
 
+# ---- the scripts' own names are out of reach of recipe and user environment ----------
+# Every shell variable name the templates use, parsed out of them: expansions, assignments,
+# local lists, read -a, printf -v, loops, arithmetic and subscripts; and the site variables the
+# templates insert ({{{var}}}, {{{hosts_var}}}: site.c's table).
+template_names() {  # FILE...
+	local f
+	for f in "$@"; do
+		# mustache tags out (they insert the plan's names and values, or numbers), comments out
+		sed -e 's/{{[^}]*}}}*//g' -e 's/^[[:space:]]*#.*//' -e 's/[[:space:]]#[[:space:]].*//' "$f" |
+			while IFS= read -r line; do
+				grep -oE '\$\{?[#!]?[A-Za-z_][A-Za-z0-9_]*' <<<"$line" | sed -E 's/^\$\{?[#!]?//'
+				grep -oE '(^|[^A-Za-z0-9_$])[A-Za-z_][A-Za-z0-9_]*\+?=' <<<"$line" | sed -E 's/^[^A-Za-z_]//; s/\+?=$//'
+				if [[ $line =~ ^[[:space:]]*(local|declare)[[:space:]] ]]; then
+					for w in ${line#*"${BASH_REMATCH[1]}"}; do
+						[[ $w == -* ]] && continue
+						w=${w%%=*}
+						[[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && printf '%s\n' "$w"
+					done
+				fi
+				grep -oE '(read|printf)( -[a-z]+( '"''"')?)* -[av] [A-Za-z_][A-Za-z0-9_]*' <<<"$line" | sed -E 's/.* //'
+				grep -oE 'for \(\( *[A-Za-z_][A-Za-z0-9_]*|for [A-Za-z_][A-Za-z0-9_]* in' <<<"$line" |
+					sed -E 's/^for (\(\( *)?//; s/ in$//'
+				grep -oE '\(\([^)]*\)\)|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]' <<<"$line" |
+					sed -E 's/^\$\{[A-Za-z_][A-Za-z0-9_]*//' |
+					grep -oE '(^|[^A-Za-z0-9_#$])[A-Za-z_][A-Za-z0-9_]*' | sed -E 's/^[^A-Za-z_]//'
+			done
+	done
+	sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"'
+}
+mapfile -t names < <(template_names "$NPL_SRC"/templates/*.tmpl | sort -u)
+site_vars=" $(sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"' | tr '\n' ' ')"
+((${#names[@]} > 40)) && [[ " ${names[*]} " == *" npl_node "* && " ${names[*]} " == *" PREFILL_HOSTS "* ]] ||
+	fail "the names parsed out of the templates look wrong: ${names[*]}"
+# each is the scripts' (npl_*), npulaunch's (NPULAUNCH_*), a site variable, or bash's own: the
+# classes npulaunch reserves; a template that names a variable otherwise fails here
+for n in "${names[@]}"; do
+	case $n in
+	npl_* | NPULAUNCH_* | BASH_REMATCH | IFS | SECONDS) ;;
+	*) [[ $site_vars == *" $n "* ]] || fail "the templates use '$n': a recipe's env could set it; call it npl_$n" ;;
+	esac
+done
+# and none can be set or unset by a recipe (any layer, any role) or by --env/--unset-env:
+# refused with a located message (exit 5), or naming the option (exit 2)
+mkdir -p "$T/envr" "$T/unsetr"
+for n in "${names[@]}"; do
+	printf '  %s: x\n' "$n"
+done >"$T/env-lines"
+sed "/^env:\$/r $T/env-lines" "$NPL_SRC/recipes/kimi-k2.6/$K20.yaml" >"$T/envr/r.yaml"
+{ cat "$NPL_SRC/recipes/kimi-k2.6/$K20.yaml"; printf 'unset: [%s]\n' "$(IFS=,; echo "${names[*]}")"; } >"$T/unsetr/r.yaml"
+expect_rc 5 "$NPL" --recipes "$T/envr" show $K20
+cp "$T/err" "$T/env.err"
+expect_rc 5 "$NPL" --recipes "$T/unsetr" show $K20
+cp "$T/err" "$T/unset.err"
+for n in "${names[@]}"; do
+	grep -q "r.yaml:[0-9]*:3: error: environment variable '$n' is reserved: " "$T/env.err" ||
+		fail "a recipe's env sets '$n' unrefused"
+	grep -q "r.yaml:[0-9]*:[0-9]*: error: environment variable '$n' is reserved: " "$T/unset.err" ||
+		fail "a recipe's unset removes '$n' unrefused"
+	expect_rc 2 "$NPL" show $K20 --env "$n=x"
+	expect_grep "$T/err" "npulaunch: error: --env $n=x: environment variable '$n' is reserved: "
+	expect_rc 2 "$NPL" show $KPD --env "prefill:$n=/other"
+	expect_rc 2 "$NPL" show $KPD --env "router:$n=/other"
+	expect_rc 2 "$NPL" show $K20 --unset-env "$n"
+	expect_grep "$T/err" "npulaunch: error: --unset-env $n: environment variable '$n' is reserved: "
+done
+# what the issue saw: --env MODEL_PATH=/other launched /other while the manifest said /m
+expect_rc 2 "$NPL" render $KPD --model-path /m --env prefill:MODEL_PATH=/other -o "$T/other"
+expect_grep "$T/err" "--env prefill:MODEL_PATH=/other: environment variable 'MODEL_PATH' is reserved: the scripts hold the site value --model-path in it"
+[[ -e $T/other ]] && fail "a reserved --env left output"
+# other names stay the recipe's to set, as before
+expect_rc 0 "$NPL" show $K20 --env PATH_EXTRA=x --env Npl_x=1 --env MODEL_PATHS=x --unset-env http_proxy
+# a recipe's own variable named as a template's local once was (npl_env_join's 'old') reaches
+# the server as apply gives it
+mkdir -p "$T/oldr"
+sed '/^env:$/a\  old: {prepend: /new}' "$NPL_SRC/recipes/kimi-k2.6/$K20.yaml" >"$T/oldr/r.yaml"
+expect_rc 0 "$NPL" --recipes "$T/oldr" render $K20 --model-path /m --draft-model-path /d --ifname eth0 -o "$T/old"
+rm -f "$T/calls"
+run env old=/inherited NPULAUNCH_ROOT="$T/root" PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" bash "$T/old/pd-mixed.sh"
+expect_eq "$rc" 0 "pd-mixed.sh with a recipe variable 'old'"
+expect_eq "$(jq -r '.env.old' "$T/calls")" "/new:/inherited" "the recipe's 'old' prepended by the script"
+rm -f "$T/calls"
+run env old=/inherited NPULAUNCH_ROOT="$T/root" PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" "$NPL" apply "$T/old"
+expect_eq "$rc" 0 "apply with a recipe variable 'old'"
+expect_eq "$(jq -r '.env.old' "$T/calls")" "/new:/inherited" "the recipe's 'old' prepended by apply"
+# The names in the parse are the names the scripts hold when they launch: at exec, every
+# variable a rendered script has set (an exec function stands in, exported into the script's
+# bash) is one of them, or bash's, or the environment's, or the plan's environment.
+# shellcheck disable=SC2016
+exec_probe='exec() { compgen -v >"$NPL_VARS"; builtin exec "$@"; }'
+for script in pd-mixed:$K20 prefill:$KPD decode:$KPD router:$KPD bench:$KPD; do
+	role=${script%%:*} id=${script#*:}
+	expect_rc 0 "$NPL" render "$id" -o "$T/names-$role"
+	e=(MODEL_PATH=/m DRAFT_MODEL_PATH=/d IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2
+		NPULAUNCH_ROOT="$T/root" NPULAUNCH_WAIT_TIMEOUT=0 PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls"
+		NPL_VARS="$T/vars")
+	[[ $role == decode ]] && e+=(NPULAUNCH_NODE_IP=10.0.0.2) || e+=(NPULAUNCH_NODE_IP=10.0.0.1)
+	rm -f "$T/vars"
+	(cd "$T/names-$role" && env "${e[@]}" bash -c "$exec_probe; export -f exec; bash ./$role.sh") >/dev/null 2>&1 ||
+		fail "$role.sh with the exec probe failed"
+	# bash's own, as a function after a pipeline sees them (FUNCNAME, PIPESTATUS)
+	env "${e[@]}" bash -c 'b() { compgen -v; }; true | true; b' >"$T/vars.base"
+	jq -r '.roles[] | (.nodes[]?.env[]?.name), (.unset[]?.name)' "$T/names-$role/manifest.json" >>"$T/vars.base"
+	[[ -s $T/vars ]] || fail "$role.sh: the exec probe saw nothing"
+	while read -r v; do
+		grep -qxF "$v" "$T/vars.base" && continue
+		[[ " ${names[*]} " == *" $v "* || $v == npl_sysctl_[0-9]* ]] ||
+			fail "$role.sh holds '$v' at exec, which the parse of the templates missed"
+	done <"$T/vars"
+done
+
 # ---- the small ones -------------------------------------------------------------------
 # a sysctl name with an empty component is not one (it rendered /proc/sys/vm//weird)
 mkdir -p "$T/sysctl"
