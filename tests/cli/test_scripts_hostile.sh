@@ -8,20 +8,21 @@ command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 KPD=kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms
 make_root "$T/root"
+"$NPL" render $K20 --model-path /m --draft-model-path /d --ifname eth0 -o "$T/full" >/dev/null 2>&1 ||
+	fail "render $K20 with its site values"
 
 # ---- output that cannot be written (> /dev/full) ------------------------------------
 # as coreutils' close_stdout: exit 1 and one message, for every command that prints
 if [[ -w /dev/full ]]; then
-	"$NPL" render $K20 --model-path /m --draft-model-path /d --ifname eth0 -o "$T/full" >/dev/null 2>&1 ||
-		fail "render for the /dev/full checks"
 	full() {  # CMD...: run with stdout on /dev/full; must exit 1 with one message
 		"$@" >/dev/full 2>"$T/err"
 		rc=$?
 		[[ $rc == 1 ]] || fail "$* > /dev/full exited $rc, want 1"
 		# one message (warnings about the recipe may come before it), with the reason when
 		# the write that failed was the last one
-		[[ $(grep -c '^npulaunch: cannot write standard output' "$T/err") == 1 ]] && ! grep -q 'error:' "$T/err" ||
+		if [[ $(grep -c '^npulaunch: cannot write standard output' "$T/err") != 1 ]] || grep -q 'error:' "$T/err"; then
 			fail "$* > /dev/full: want one message, got: $(cat "$T/err")"
+		fi
 	}
 	full "$NPL" --help
 	full "$NPL" --version
@@ -66,9 +67,9 @@ site_case() {  # ROLE VAR=VALUE...: the environment over the base
 	before=$(state_of "$T/root")
 	rm -f "$T/calls"
 	(cd "$T/pd" && env "${e[@]}" NPULAUNCH_ROOT="$T/root" PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" \
-		bash ./$role.sh) >"$T/s.out" 2>"$T/s.err"
+		bash "./$role.sh") >"$T/s.out" 2>"$T/s.err"
 	s_rc=$?
-	(cd "$T/pd" && env "${e[@]}" NPULAUNCH_ROOT="$T/root" "$NPL" apply --role $role --dry-run) >"$T/a.out" 2>"$T/a.err"
+	(cd "$T/pd" && env "${e[@]}" NPULAUNCH_ROOT="$T/root" "$NPL" apply --role "$role" --dry-run) >"$T/a.out" 2>"$T/a.err"
 	a_rc=$?
 	if [[ $s_rc != "$a_rc" ]]; then
 		fail "$(printf '%q ' "$@"): $role.sh exited $s_rc ($(head -c 300 "$T/s.err")), apply $a_rc ($(head -c 300 "$T/a.err"))"
@@ -85,7 +86,7 @@ site_case() {  # ROLE VAR=VALUE...: the environment over the base
 	[[ -e $T/calls ]] && fail "$(printf '%q ' "$@"): $role.sh launched"
 	expect_eq "$(state_of "$T/root")" "$before" "$(printf '%q ' "$@"): the host after a refusal"
 	s_msg=$(head -n 1 "$T/s.err")
-	s_msg=${s_msg#$role.sh: }
+	s_msg=${s_msg#"$role.sh: "}
 	# a valid address of no node of the list: each says so in its words
 	[[ $s_msg == "this host ("* ]] && return
 	same=0
@@ -249,7 +250,7 @@ for script in pd-mixed:$K20 prefill:$KPD decode:$KPD router:$KPD bench:$KPD; do
 	e=(MODEL_PATH=/m DRAFT_MODEL_PATH=/d IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2
 		NPULAUNCH_ROOT="$T/root" NPULAUNCH_WAIT_TIMEOUT=0 PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls"
 		NPL_VARS="$T/vars")
-	[[ $role == decode ]] && e+=(NPULAUNCH_NODE_IP=10.0.0.2) || e+=(NPULAUNCH_NODE_IP=10.0.0.1)
+	if [[ $role == decode ]]; then e+=(NPULAUNCH_NODE_IP=10.0.0.2); else e+=(NPULAUNCH_NODE_IP=10.0.0.1); fi
 	rm -f "$T/vars"
 	(cd "$T/names-$role" && env "${e[@]}" bash -c "$exec_probe; export -f exec; bash ./$role.sh") >/dev/null 2>&1 ||
 		fail "$role.sh with the exec probe failed"
