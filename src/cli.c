@@ -578,13 +578,14 @@ static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *
 
 			if (!env || !*env)
 				continue;
-			/* validated as the flags are */
+			/* validated as the flags are, the messages naming the variable */
 			memset(&tmp, 0, sizeof(tmp));
 			if (npl_site_is_list(k)) {
 				char *copy = npl_arena_strdup(&cli->arena, env), *tok, *save = NULL;
 
-				for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
-					if (npl_site_set(&tmp, &cli->arena, k, tok, NULL, &cli->diag))
+				/* split as bash's read -a does (the scripts' IFS) */
+				for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+					if (npl_site_set_as(&tmp, &cli->arena, k, tok, npl_site_var(k), NULL, &cli->diag))
 						break;
 				if (cli->diag.errors)
 					continue;
@@ -592,7 +593,7 @@ static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *
 				for (i = 0; i < tmp.key[k].n; i++)
 					cJSON_AddItemToArray(val, cJSON_CreateString(tmp.key[k].v[i]));
 			} else {
-				if (npl_site_set(&tmp, &cli->arena, k, env, NULL, &cli->diag))
+				if (npl_site_set_as(&tmp, &cli->arena, k, env, npl_site_var(k), NULL, &cli->diag))
 					continue;
 				val = cJSON_CreateString(tmp.key[k].v[0]);
 			}

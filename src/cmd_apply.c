@@ -64,7 +64,7 @@ struct addrs {
 	int n;
 };
 
-static void local_addresses(struct addrs *a)
+static int local_addresses(struct npl_cli *cli, struct addrs *a)
 {
 	const char *forced = getenv("NPULAUNCH_NODE_IP");
 	struct ifaddrs *ifa, *p;
@@ -76,13 +76,13 @@ static void local_addresses(struct addrs *a)
 		if (!a->v)
 			npl_oom();
 		if (npl_ip_canonical(forced, a->v[0], sizeof(a->v[0])))
-			snprintf(a->v[0], sizeof(a->v[0]), "%s", forced);
+			return npl_error(&cli->diag, NULL, "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
 		a->n = 1;
-		return;
+		return 0;
 	}
 	if (getifaddrs(&ifa) != 0) {
 		a->v = NULL;
-		return;
+		return 0;
 	}
 	for (p = ifa; p; p = p->ifa_next)
 		n++;
@@ -104,6 +104,7 @@ static void local_addresses(struct addrs *a)
 			a->n++;
 	}
 	freeifaddrs(ifa);
+	return 0;
 }
 
 static const char *addrs_text(struct npl_cli *cli, const struct addrs *a)
@@ -663,7 +664,11 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	if (!(plan = npl_cli_plan(cli, arg, &ro, &rc)))
 		goto out;
 	npl_plan_site(plan, &site, &cli->arena);
-	local_addresses(&addrs);
+	if (local_addresses(cli, &addrs)) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
 
 	/* the role: named, or the one this node's address belongs to */
 	if (role_name) {
@@ -809,6 +814,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			npl_oom();
 		if (npl_cpu_list_parse(cpus, want, 65536)) {
 			npl_error(&cli->diag, NULL, "--cpus '%s' is not a CPU list (like 0-63,128-191)", cpus);
+			bad |= 1 << 29;   /* a usage error: exit 2 (bits 0-5 are missing site values) */
 		} else if ((n = npl_cpus_online(root ? root : "", online, 65536, &cli->diag)) > 0) {
 			mask = CPU_ALLOC(65536);
 			masksz = CPU_ALLOC_SIZE(65536);

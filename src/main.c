@@ -2,6 +2,7 @@
  * main.c: npulaunch's entry point: global options, the command table, exit
  * codes. Everything else lives in the library that the tests link.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,24 @@ static int version(struct npl_cli *cli)
 		printf("recipe database %s (%d recipes, %d models, %d hardware profiles)\n",
 		       db.defaults->db_version, db.nrecipes, db.nmodels, db.nhardware);
 	return rc;
+}
+
+/* As coreutils' close_stdout: output that could not be written (a full disk, /dev/full, a
+ * closed pipe) is a failure, found when it happened or when the last of it is flushed. */
+static int close_stdout(void)
+{
+	int failed;
+
+	errno = 0;
+	failed = fflush(stdout) != 0 || ferror(stdout);
+	/* a closed standard output that nothing was written to is no failure */
+	if (fclose(stdout) != 0 && errno != EBADF)
+		failed = 1;
+	if (!failed)
+		return 0;
+	fprintf(stderr, "npulaunch: cannot write standard output%s%s\n", errno ? ": " : "",
+		errno ? strerror(errno) : "");
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -146,6 +165,8 @@ int main(int argc, char **argv)
 	}
 out:
 	npl_cli_flush(&cli);
+	if (close_stdout() && rc == NPL_EXIT_OK)
+		rc = NPL_EXIT_FAIL;
 	npl_diag_release(&cli.diag);
 	npl_arena_release(&cli.arena);
 	free(cli.recipe_dirs);

@@ -730,12 +730,12 @@ static int f_speculative(struct ctx *c, const struct npl_ynode *k, const struct 
 
 static int is_sysctl_name(const char *s)
 {
-	if (!strchr(s, '.') || *s == '.' || npl_ends_with(s, "."))
+	if (!strchr(s, '.') || *s == '.' || npl_ends_with(s, ".") || strstr(s, ".."))
 		return 0;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '.'))
 			return 0;
-	return !strstr(s, "..");
+	return 1;
 }
 
 static int f_tuning_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)

@@ -137,13 +137,17 @@ static cJSON *site_view(const cJSON *plan, const cJSON *role)
 		const char *key = npl_json_str(need, "key"), *var = npl_json_str(need, "var");
 		const cJSON *given = cJSON_GetObjectItemCaseSensitive(site, key), *it;
 		cJSON *o = cJSON_CreateObject();
-		int list = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list"));
+		int k, list = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list"));
 		int count = npl_json_int(need, "count", 1);
 		struct npl_buf b = NPL_BUF_INIT;
 
 		cJSON_AddStringToObject(o, "key", key);
 		cJSON_AddStringToObject(o, "var", var);
 		cJSON_AddBoolToObject(o, "list", list);
+		/* how the script checks it: as site.c does */
+		k = npl_site_key_from_name(key);
+		cJSON_AddBoolToObject(o, "path", k == NPL_SITE_MODEL_PATH || k == NPL_SITE_DRAFT_MODEL_PATH);
+		cJSON_AddBoolToObject(o, "ifname", k == NPL_SITE_IFNAME);
 		cJSON_AddNumberToObject(o, "count", count);
 		if (list) {
 			char what[64];
@@ -207,13 +211,15 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 	{
 		cJSON *site = site_view(plan, role);
 		const cJSON *e;
-		int lists = 0, values = 0, hosts = 0;
+		int lists = 0, values = 0, hosts = 0, paths = 0, ifnames = 0;
 
 		cJSON_ArrayForEach(e, site) {
 			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "list")))
 				lists++;
 			else
 				values++;
+			paths += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "path"));
+			ifnames += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "ifname"));
 			if (cJSON_GetObjectItemCaseSensitive(e, "hosts_var"))
 				hosts++;
 		}
@@ -221,6 +227,10 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 		/* the script defines only the helpers it calls */
 		cJSON_AddBoolToObject(v, "site_lists", lists > 0);
 		cJSON_AddBoolToObject(v, "site_values", values > 0);
+		cJSON_AddBoolToObject(v, "site_paths", paths > 0);
+		cJSON_AddBoolToObject(v, "site_ifnames", ifnames > 0);
+		/* addresses are read from a list, or from NPULAUNCH_NODE_IP to find the node */
+		cJSON_AddBoolToObject(v, "site_addresses", lists > 0 || list);
 		cJSON_AddBoolToObject(v, "site_hosts", hosts > 0);
 	}
 	if (list) {

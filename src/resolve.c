@@ -179,6 +179,73 @@ static const char *ref(struct ctx *c, enum npl_site_key k, int index, int url)
 	return r;
 }
 
+/* ---- names the scripts keep ---------------------------------------------- */
+
+/* Why a recipe or an override may not set or unset the environment variable name, or NULL.
+ * The scripts hold their own state in npl_* variables and the site values in MODEL_PATH,
+ * PREFILL_IPS, ... (an export of one before the launch would launch something other than the
+ * plan); npulaunch's settings are NPULAUNCH_*; and bash gives some names a meaning of its own
+ * (read-only ones an export would stop the script at, the ones the scripts read). */
+static const char *reserved_env(struct ctx *c, const char *name)
+{
+	static const char *const bash_own[] = {"BASH_REMATCH", "BASHOPTS", "BASH_VERSINFO", "EUID",
+					       "IFS", "PPID", "SECONDS", "SHELLOPTS", "UID"};
+	size_t i;
+	int k;
+
+	if (npl_starts_with(name, "npl_"))
+		return "the scripts' own variables begin with npl_";
+	if (npl_starts_with(name, "NPULAUNCH_"))
+		return "npulaunch's settings begin with NPULAUNCH_";
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		if (!strcmp(name, npl_site_var(k)) ||
+		    (npl_site_host_var(k) && !strcmp(name, npl_site_host_var(k))))
+			return npl_arena_printf(c->a, "the scripts hold the site value --%s in it",
+						npl_site_key_name(k));
+	for (i = 0; i < NPL_ARRAY_SIZE(bash_own); i++)
+		if (!strcmp(name, bash_own[i]))
+			return "bash gives it a meaning of its own";
+	return NULL;
+}
+
+/* Every environment name the layers and the overrides set or unset, against the reserved ones:
+ * located in a recipe file, or naming the option. */
+static void check_env_names(struct ctx *c)
+{
+	const char *why;
+	int i, j, s;
+
+	for (i = 0; i < c->nlayers; i++) {
+		const struct npl_layer *L = c->layers[i];
+
+		for (s = 0; s < NPL_SCOPE_COUNT; s++) {
+			const struct npl_scope_set *sc = &L->scope[s];
+
+			for (j = 0; j < sc->nenv; j++)
+				if ((why = reserved_env(c, sc->env[j].name)))
+					c->rc = npl_error(c->d, &sc->env[j].loc, "environment variable '%s' is reserved: %s",
+							  sc->env[j].name, why);
+			for (j = 0; j < sc->nunset; j++)
+				if ((why = reserved_env(c, sc->unset[j].s)))
+					c->rc = npl_error(c->d, &sc->unset[j].loc, "environment variable '%s' is reserved: %s",
+							  sc->unset[j].s, why);
+		}
+		/* the variables the socket rule sets to the interface */
+		for (j = 0; j < L->nifname_env; j++)
+			if ((why = reserved_env(c, L->ifname_env[j].s)))
+				c->rc = npl_error(c->d, &L->ifname_env[j].loc, "environment variable '%s' is reserved: %s",
+						  L->ifname_env[j].s, why);
+	}
+	for (i = 0; i < c->o->nov; i++) {
+		const struct npl_override *ov = &c->o->ov[i];
+
+		if ((ov->kind == NPL_OV_SET_ENV || ov->kind == NPL_OV_UNSET_ENV) &&
+		    (why = reserved_env(c, ov->name)))
+			c->rc = npl_error(c->d, NULL, "%s: environment variable '%s' is reserved: %s", ov->text,
+					  ov->name, why);
+	}
+}
+
 /* ---- merging the layers ------------------------------------------------ */
 
 /* A flag name as SGLang's argparse reads it: an alias or an unambiguous
@@ -1639,6 +1706,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 			  R->id);
 		goto out;
 	}
+	check_env_names(c);
 	merge_top(c);
 	if (shapes(c, sh, &nsh))
 		goto out;

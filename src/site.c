@@ -1,6 +1,7 @@
 /* site.c: site values from flags and site files, validated; see site.h. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,29 +78,43 @@ int npl_ifname_ok(const char *s)
 int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
 		 const struct npl_loc *where, struct npl_diag *d)
 {
-	struct npl_site_value *v = &s->key[k];
-	char canon[INET6_ADDRSTRLEN];
-	const char *store = value;
+	return npl_site_set_as(s, a, k, value, NULL, where, d);
+}
 
+int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
+		    const char *what, const struct npl_loc *where, struct npl_diag *d)
+{
+	struct npl_site_value *v = &s->key[k];
+	char canon[INET6_ADDRSTRLEN], flag[64];
+	const char *store = value;
+	int i;
+
+	if (!what) {
+		snprintf(flag, sizeof(flag), "--%s", keys[k].name);
+		what = flag;
+	}
 	switch (k) {
 	case NPL_SITE_MODEL_PATH:
 	case NPL_SITE_DRAFT_MODEL_PATH:
 		if (value[0] != '/')
-			return npl_error(d, where, "--%s must be an absolute path, not '%s'", keys[k].name,
-					 value);
+			return npl_error(d, where, "%s must be an absolute path, not '%s'", what, value);
 		if (strpbrk(value, "\n\r"))
-			return npl_error(d, where, "--%s must not contain a line break", keys[k].name);
+			return npl_error(d, where, "%s must not contain a line break", what);
 		break;
 	case NPL_SITE_IFNAME:
 		if (!npl_ifname_ok(value))
-			return npl_error(d, where, "--ifname '%s' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
-					 value);
+			return npl_error(d, where, "%s '%s' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
+					 what, value);
 		break;
 	default:
 		if (npl_ip_canonical(value, canon, sizeof(canon)))
-			return npl_error(d, where, "--%s '%s' is not an IPv4 or IPv6 address", keys[k].name,
-					 value);
+			return npl_error(d, where, "%s '%s' is not an IPv4 or IPv6 address", what, value);
 		store = canon;
+		/* each node of a list is a machine of its own: the scripts would find the first */
+		for (i = 0; i < v->n; i++)
+			if (!strcmp(v->v[i], canon))
+				return npl_error(d, where, "%s '%s' is given twice: each node has an address of its own",
+						 what, value);
 		break;
 	}
 	if (!keys[k].list) {

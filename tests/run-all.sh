@@ -1,10 +1,12 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: install what is missing, then build and
-# run every test plainly, under AddressSanitizer+UndefinedBehaviorSanitizer,
+# run every test plainly, build gcc Release and clang Debug with their unit
+# tests, run every test under AddressSanitizer+UndefinedBehaviorSanitizer,
 # run each libFuzzer target briefly, run the benchmark quickly (bench/run.sh
 # --quick: it must work; its times are for docs/performance.md, not a gate), and (when run as root) the tests once
 # more as an ordinary user. Warnings are errors.
-# Build folders: build/, build-asan/, build-fuzz/, build-bench/ (and /tmp/npulaunch-user-build).
+# Build folders: build/, build-gcc-Release/, build-clang-Debug/, build-asan/, build-fuzz/, build-bench/
+# (and /tmp/npulaunch-user-build).
 set -eu
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -16,6 +18,14 @@ step "plain build and tests"
 cmake -S . -B build -DNPL_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+step "the other build types, with the tests: gcc Release (-O3 finds what -O2 does not) and clang Debug; unit tests only"
+for cfg in gcc:Release clang:Debug; do
+	cc=${cfg%%:*} type=${cfg#*:}
+	cmake -S . -B "build-$cc-$type" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE="$type" -DNPL_WERROR=ON >/dev/null
+	cmake --build "build-$cc-$type" -j"$jobs"
+	ctest --test-dir "build-$cc-$type" --output-on-failure -j"$jobs" -L unit
+done
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DNPL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null

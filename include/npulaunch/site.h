@@ -45,6 +45,10 @@ int npl_site_key_from_name(const char *name);
 /* Validate value for key and store it (lists append); where places errors (may be NULL). */
 int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
 		 const struct npl_loc *where, struct npl_diag *d);
+/* As npl_site_set, the messages naming what the user set: a flag ("--prefill-ip", as
+ * npl_site_set does when what is NULL) or a variable ("PREFILL_IPS"). */
+int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
+		    const char *what, const struct npl_loc *where, struct npl_diag *d);
 /* Read a site file (YAML mapping of the keys above) into s. */
 int npl_site_load_file(struct npl_site *s, struct npl_arena *a, const char *path, struct npl_diag *d);
 /* Read site YAML from memory (name is used in messages). */

@@ -118,7 +118,7 @@ expect_grep "$T/calls" '"cpus":"0"'
 expect_rc 0 "$NPL" tune --revert
 expect_rc 1 env NPULAUNCH_NODE_IP=10.0.0.2 "$NPL" apply $ID "${SITE[@]}" --cpus 0-3
 expect_grep "$T/err" "--cpus: CPU 2 is not online"
-expect_rc 1 env NPULAUNCH_NODE_IP=10.0.0.2 "$NPL" apply $ID "${SITE[@]}" --cpus x
+expect_rc 2 env NPULAUNCH_NODE_IP=10.0.0.2 "$NPL" apply $ID "${SITE[@]}" --cpus x
 expect_grep "$T/err" "--cpus 'x' is not a CPU list (like 0-63,128-191)"
 
 # a one-node mixed recipe needs no --role and no address

@@ -18,7 +18,7 @@ expect_rc 0 "$NPL" render deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms -o "$T
 expect_eq "$(cd "$T/dis" && echo *)" "bench.sh decode.sh manifest.json prefill.sh router.sh" "disagg files"
 # values not given are named in a note and left as variables
 expect_grep "$T/err" "not given: --model-path (MODEL_PATH), --ifname (IFNAME), --prefill-ip (PREFILL_IPS), --decode-ip (DECODE_IPS)"
-expect_grep "$T/dis/prefill.sh" 'read -r -a PREFILL_IPS <<< "${PREFILL_IPS:-}"'
+expect_grep "$T/dis/prefill.sh" "read -r -d '' -a PREFILL_IPS <<< \"\${PREFILL_IPS:-}\" || true"
 
 # without -o: every file on stdout under a line naming it
 expect_rc 0 "$NPL" render $ID

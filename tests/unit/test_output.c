@@ -176,7 +176,7 @@ static void snapshot(const char *dir, struct npl_buf *out)
 			if (S_ISDIR(st.st_mode)) {
 				snapshot(path, out);
 			} else {
-				size_t len;
+				size_t len = 0;
 				char *text = slurp(path, &len);
 
 				assert_non_null(text);

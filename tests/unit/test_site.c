@@ -272,20 +272,22 @@ static void test_set_ifname(void **state)
 static void test_set_addresses(void **state)
 {
 	struct fx *f = *state;
-	static const char *const want_node[] = {"10.0.0.1", "fe80::1", "2001:db8::1", "10.0.0.1"};
+	static const char *const want_node[] = {"10.0.0.1", "fe80::1", "2001:db8::1"};
 	static const char *const want_prefill[] = {"192.168.1.10"};
 	static const char *const want_decode[] = {"::1", "192.168.1.11"};
 
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "FE80:0:0::1", NULL, &f->d), 0);
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "2001:DB8::0:1", NULL, &f->d), 0);
-	/* a list keeps what it is given, duplicates too, in order */
-	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
+	/* a list keeps what it is given, in order; each node has an address of its own */
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), -1);
+	assert_only_error(&f->d, "error: --node-ip '10.0.0.1' is given twice: each node has an address of its own");
+	npl_diag_release(&f->d);
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_PREFILL_IP, "192.168.1.10", NULL, &f->d), 0);
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DECODE_IP, "0:0:0:0:0:0:0:1", NULL, &f->d), 0);
 	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_DECODE_IP, "192.168.1.11", NULL, &f->d), 0);
 	assert_int_equal(f->d.n, 0);
-	assert_values(&f->s, NPL_SITE_NODE_IP, want_node, 4);
+	assert_values(&f->s, NPL_SITE_NODE_IP, want_node, 3);
 	assert_values(&f->s, NPL_SITE_PREFILL_IP, want_prefill, 1);
 	assert_values(&f->s, NPL_SITE_DECODE_IP, want_decode, 2);
 }
