@@ -232,14 +232,14 @@ static void test_rule_checks(void **state)
 	struct fx *f = *state;
 	cJSON *plan;
 
-	open_db(f, TEST_RECIPE("flags:\n  tp-size: 8\n  host: 0.0.0.0\n  speculative-num-steps: 2\n"
+	open_db(f, TEST_RECIPE("flags:\n  tp-size: 8\n  nnodes: 2\n  speculative-num-steps: 2\n"
 			       "speculative:\n  steps: 3\n  topk: 2\n"));
 	plan = resolve(f, "test-8p-50ms", NULL, 0, 0);
 	assert_null(plan);
 	assert_int_equal(f->d.errors, 4);
 	assert_string_equal(msg(f, 0), "t.yaml:12:3: error: tp-size 8 contradicts the rule tp-size: pd-mixed needs 16 (2 dies per card x 8 cards; tp-size x pp-size is the instance's dies)");
-	assert_string_equal(msg(f, 1), "t.yaml:13:3: error: flag 'host' of pd-mixed is derived by a rule: it comes from the rules and the site values");
-	assert_string_equal(msg(f, 2), "t.yaml:14:3: error: flag 'speculative-num-steps' of pd-mixed is derived by a rule: set it in the 'speculative' block");
+	assert_string_equal(msg(f, 1), "t.yaml:13:3: error: flag 'nnodes' of pd-mixed is derived by a rule: the rule nodes writes it (an instance's cards / the hardware's cards per node): give the role's cards in 'topology', and list it under 'explicit' to have it on one node too");
+	assert_string_equal(msg(f, 2), "t.yaml:14:3: error: flag 'speculative-num-steps' of pd-mixed is derived by a rule: the rule speculative writes it: set it in the 'speculative' block");
 	assert_string_equal(msg(f, 3), "t.yaml:15:1: error: the speculative block needs 'draft_tokens' when topk is not 1");
 }
 
