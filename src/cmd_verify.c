@@ -79,7 +79,7 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	file = argv[optind];
-	if (!(text = npl_read_file(file, &len, &cli->diag))) {
+	if (!(text = npl_read_file_max(NULL, file, NPL_READ_MAX_RESULTS, &len, &cli->diag))) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;

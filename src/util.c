@@ -11,23 +11,64 @@
 #include "npulaunch/arena.h"
 #include "npulaunch/util.h"
 
-char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+/* What a file is, for a message refusing one that is not regular. */
+static const char *file_kind(mode_t m)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a file";
+}
+
+static int too_large(const char *path, size_t max, struct npl_diag *d)
+{
+	if (max >= ((size_t)1 << 20) && max % ((size_t)1 << 20) == 0)
+		return npl_error(d, NULL, "cannot read '%s': larger than %zu MiB, the limit for this kind of file",
+				 path, max >> 20);
+	return npl_error(d, NULL, "cannot read '%s': larger than %zu bytes, the limit for this kind of file",
+			 path, max);
+}
+
+int npl_open_regular(const char *path, int nofollow, size_t max, struct stat *st, struct npl_diag *d)
+{
+	/* O_NONBLOCK: opening a FIFO waits for a writer; the check below refuses it anyway */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0)
+		return npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+	if (fstat(fd, st) != 0) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* what was opened, not what the name was: a link to /dev/zero is /dev/zero */
+	if (!S_ISREG(st->st_mode)) {
+		npl_error(d, NULL, "cannot read '%s': %s, not a regular file", path, file_kind(st->st_mode));
+		close(fd);
+		return -1;
+	}
+	if ((unsigned long long)st->st_size > max) {
+		too_large(path, max, d);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *npl_read_file_max(struct npl_arena *a, const char *path, size_t max, size_t *len,
+			struct npl_diag *d)
+{
 	struct stat st;
+	int fd = npl_open_regular(path, 0, max, &st, d);
 	size_t cap, got = 0, size = 0;
 	char *p;
 
-	if (fd < 0) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+	if (fd < 0)
 		return NULL;
-	}
 	/* A regular file's size is known: a read of size + 1 bytes that returns exactly size
 	 * is its end (open, fstat, read, close: a database may hold thousands of files).
-	 * procfs and sysfs sizes are not the truth, pipes have none: those read until 0. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	 * procfs and sysfs sizes are not the truth: those read until 0, up to max all the same. */
+	if (st.st_size > 0)
 		size = (size_t)st.st_size;
-	cap = size ? size + 1 : 4096;
+	cap = size ? size + 1 : max < 4096 ? max + 1 : 4096;
 	p = a ? npl_arena_alloc(a, cap + 1) : malloc(cap + 1);
 	if (!p)
 		npl_oom();
@@ -36,8 +77,11 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
+		if (r < 0)
 			npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		else if (got + (size_t)r > max)
+			too_large(path, max, d);   /* it grew, or said no size */
+		if (r < 0 || got + (size_t)r > max) {
 			close(fd);
 			if (!a)
 				free(p);
@@ -47,16 +91,18 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 		if (r == 0 || (size && got == size))
 			break;
 		if (got == cap) {
+			size_t ncap = cap > max / 2 ? max + 1 : cap * 2 + 1;
+
 			if (a) {
-				p = npl_arena_grow(a, p, got, cap * 2 + 1, 1);
+				p = npl_arena_grow(a, p, got, ncap + 1, 1);
 			} else {
-				char *q = realloc(p, cap * 2 + 1);
+				char *q = realloc(p, ncap + 1);
 
 				if (!q)
 					npl_oom();
 				p = q;
 			}
-			cap *= 2;
+			cap = ncap;
 		}
 	}
 	close(fd);
@@ -66,9 +112,14 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 	return p;
 }
 
+char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+{
+	return npl_read_file_max(a, path, NPL_READ_MAX, len, d);
+}
+
 char *npl_read_file(const char *path, size_t *len, struct npl_diag *d)
 {
-	return npl_read_file_in(NULL, path, len, d);
+	return npl_read_file_max(NULL, path, NPL_READ_MAX, len, d);
 }
 
 int npl_is_dir(const char *path)

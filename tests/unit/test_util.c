@@ -291,7 +291,7 @@ static void test_read_file(void **state)
 	{
 		char want[256];
 
-		snprintf(want, sizeof(want), "cannot read '%s': Is a directory", dir);
+		snprintf(want, sizeof(want), "cannot read '%s': a directory, not a regular file", dir);
 		expect_one_error(&d, want);
 	}
 
@@ -330,35 +330,13 @@ static void test_read_file(void **state)
 		npl_arena_release(&a);
 	}
 
-	/* no size to go by: procfs says 0, a pipe says nothing; read to the end all the same */
+	/* no size to go by: procfs says 0; read to the end all the same */
 	text = npl_read_file("/proc/self/maps", &len, &d);
 	assert_non_null(text);
 	assert_true(len > 100);
 	assert_int_equal(strlen(text), len);
 	assert_non_null(strstr(text, "\n"));
 	free(text);
-	{
-		int fds[2];
-		char fdpath[64];
-		pid_t pid;
-
-		assert_int_equal(pipe(fds), 0);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(fds[0]);
-			_exit(write(fds[1], big, 200000) == 200000 ? 0 : 1);
-		}
-		close(fds[1]);
-		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fds[0]);
-		text = npl_read_file(fdpath, &len, &d);
-		close(fds[0]);
-		waitpid(pid, NULL, 0);
-		assert_non_null(text);
-		assert_int_equal(len, 200000);
-		assert_string_equal(text, big);
-		free(text);
-	}
 	free(big);
 
 	assert_int_equal(d.errors, 0);
@@ -386,6 +364,113 @@ static void test_read_file_empty(void **state)
 	assert_int_equal(len, 0);
 	assert_int_equal(d.n, 0);
 	assert_int_equal(first, '\0');
+}
+
+/* Only regular files are read, without blocking: a FIFO with no writer, a pipe whose writer never
+ * writes, /dev/zero and a symbolic link to it are refused at once, each named; a symbolic link to
+ * a regular file reads it, unless the caller forbids links. */
+static void test_read_file_refuses(void **state)
+{
+	char dir[64], path[128], link[128], want[384], fdpath[64];
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct stat st;
+	int fds[2], fd;
+	char *text;
+
+	(void)state;
+	make_tmpdir(dir, sizeof(dir));
+	alarm(20);   /* a read that blocks fails the test instead of hanging it */
+
+	snprintf(path, sizeof(path), "%s/site.yaml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_null(npl_read_file(path, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a FIFO, not a regular file", path);
+	expect_one_error(&d, want);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(pipe(fds), 0);   /* the writer is open and silent */
+	snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fds[0]);
+	assert_null(npl_read_file(fdpath, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a FIFO, not a regular file", fdpath);
+	expect_one_error(&d, want);
+	close(fds[0]);
+	close(fds[1]);
+
+	assert_null(npl_read_file("/dev/zero", NULL, &d));
+	expect_one_error(&d, "cannot read '/dev/zero': a character device, not a regular file");
+
+	snprintf(link, sizeof(link), "%s/recipe.yaml", dir);
+	assert_int_equal(symlink("/dev/zero", link), 0);
+	assert_null(npl_read_file(link, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a character device, not a regular file", link);
+	expect_one_error(&d, want);
+	assert_int_equal(unlink(link), 0);
+
+	/* a link to a regular file is that file; the cache's own files take no link */
+	snprintf(path, sizeof(path), "%s/real.yaml", dir);
+	write_file(path, "kind: model\n", 12);
+	assert_int_equal(symlink(path, link), 0);
+	text = npl_read_file(link, NULL, &d);
+	assert_non_null(text);
+	assert_string_equal(text, "kind: model\n");
+	free(text);
+	assert_int_equal(d.n, 0);
+	fd = npl_open_regular(link, 0, NPL_READ_MAX, &st, &d);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 12);
+	close(fd);
+	assert_int_equal(npl_open_regular(link, 1, NPL_READ_MAX, &st, &d), -1);
+	snprintf(want, sizeof(want), "cannot read '%s': %s", link, strerror(ELOOP));
+	expect_one_error(&d, want);
+	fd = npl_open_regular(path, 1, NPL_READ_MAX, &st, &d);
+	assert_true(fd >= 0);
+	close(fd);
+
+	alarm(0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A file larger than the limit is refused, saying the limit, whether its size is known from
+ * fstat or only from reading (procfs says 0); a file of exactly the limit is read. */
+static void test_read_file_limit(void **state)
+{
+	char dir[64], path[128], want[384], *text;
+	struct npl_diag d = NPL_DIAG_INIT;
+	size_t len;
+
+	(void)state;
+	make_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f.yaml", dir);
+	write_file(path, "0123456789", 10);
+	text = npl_read_file_max(NULL, path, 10, &len, &d);
+	assert_non_null(text);
+	assert_int_equal(len, 10);
+	free(text);
+	assert_null(npl_read_file_max(NULL, path, 9, &len, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': larger than 9 bytes, the limit for this kind of file", path);
+	expect_one_error(&d, want);
+	{
+		struct npl_arena a;
+
+		npl_arena_init(&a);
+		assert_null(npl_read_file_max(&a, "/proc/self/maps", 64, &len, &d));
+		expect_one_error(&d, "cannot read '/proc/self/maps': larger than 64 bytes, the limit for this kind of file");
+		npl_arena_release(&a);
+	}
+	/* the default limit, in MiB */
+	assert_int_equal(truncate(path, (off_t)NPL_READ_MAX + 1), 0);
+	assert_null(npl_read_file(path, &len, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': larger than 16 MiB, the limit for this kind of file", path);
+	expect_one_error(&d, want);
+	assert_int_equal(truncate(path, (off_t)NPL_READ_MAX), 0);
+	text = npl_read_file(path, &len, &d);
+	assert_non_null(text);
+	assert_int_equal(len, NPL_READ_MAX);
+	free(text);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_mkdirs(void **state)
@@ -1062,6 +1147,8 @@ int main(void)
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_file_empty),
+		cmocka_unit_test(test_read_file_refuses),
+		cmocka_unit_test(test_read_file_limit),
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_mkdirs_empty_path),
 		cmocka_unit_test(test_buf_add_and_printf),
