@@ -252,6 +252,132 @@ void npl_shell_quote(struct npl_buf *b, const char *s)
 	npl_buf_putc(b, '\'');
 }
 
+/* The length of the valid UTF-8 character at s (n > 0 bytes, the first one 0x80 or more), 0 when
+ * it is not one: overlong, a surrogate, past U+10FFFF, cut short, a stray byte. */
+static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len, i;
+	unsigned c = s[0], min;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, c &= 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, c &= 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, c &= 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = (unsigned char)*s;
+	unsigned cp;
+	size_t len;
+	char e[7];
+
+	if (c >= 0x20 && c < 0x7f) {
+		npl_buf_putc(b, (char)c);
+		return 1;
+	}
+	len = c >= 0x80 ? utf8_len((const unsigned char *)s, n, &cp) : 0;
+	if (len && cp >= 0xa0) {
+		npl_buf_add(b, s, len);
+		return len;
+	}
+	if (len) {   /* C1: \u0080 to \u009f, which terminals take as ESC sequences */
+		memcpy(e, "\\u00", 4);
+		e[4] = hex[cp >> 4];
+		e[5] = hex[cp & 15];
+		npl_buf_add(b, e, 6);
+		return len;
+	}
+	e[0] = '\\';
+	e[1] = 'x';
+	e[2] = hex[c >> 4];
+	e[3] = hex[c & 15];
+	npl_buf_add(b, e, 4);
+	return 1;
+}
+
+/* Where a cut of s (n bytes) at i should fall so as not to split a character: back (dir -1) or
+ * forward (dir 1) over at most 3 continuation bytes. */
+static size_t char_edge(const char *s, size_t n, size_t i, int dir)
+{
+	int k;
+
+	for (k = 0; k < 3 && i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80; k++)
+		i = dir < 0 ? i - 1 : i + 1;
+	return i;
+}
+
+void npl_escape(struct npl_buf *b, const char *s, size_t n, size_t width)
+{
+	size_t i = 0, head = n, tail = n;
+
+	if (width && n > width) {
+		head = char_edge(s, n, width - width / 4, -1);
+		tail = char_edge(s, n, n - width / 4, 1);
+	}
+	while (i < head)
+		i += npl_escape_char(b, s + i, head - i);
+	if (head == n)
+		return;
+	npl_buf_puts(b, "...");
+	for (i = tail; i < n;)
+		i += npl_escape_char(b, s + i, n - i);
+}
+
+const char *npl_escape_in(struct npl_arena *a, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *p;
+	size_t n = strlen(s);
+	char *r;
+
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			break;
+	if (!*p)
+		return s;
+	npl_escape(&b, s, n, 0);
+	r = npl_arena_strndup(a, npl_buf_str(&b), b.len);
+	npl_buf_release(&b);
+	return r;
+}
+
+void npl_print_text(FILE *fp, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+
+		npl_escape(&b, s, n, 0);
+		s += n;
+		if (*s == '\n')
+			npl_buf_putc(&b, *s++);
+		if (b.len >= 64 * 1024) {
+			fwrite(b.data, 1, b.len, fp);
+			npl_buf_reset(&b);
+		}
+	}
+	fwrite(npl_buf_str(&b), 1, b.len, fp);
+	npl_buf_release(&b);
+}
+
 int npl_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

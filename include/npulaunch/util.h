@@ -6,6 +6,7 @@
 #define NPL_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -49,6 +50,21 @@ const char *npl_did_you_mean(const char *word, const char *const *cands, int n);
 int npl_shell_safe(const char *s);
 /* Append s as one shell word: bare when safe, else single-quoted. */
 void npl_shell_quote(struct npl_buf *b, const char *s);
+
+/* Append the one character at s (n > 0 bytes) for a terminal: a C0 control, DEL or a byte that
+ * does not start valid UTF-8 as \xNN, a C1 control as \u00NN, any other UTF-8 character as it
+ * is. Returns the bytes of s it took (1 to 4). */
+size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n);
+/* Append n bytes of s for a terminal, each character as npl_escape_char() writes it; when width
+ * is not 0 and n exceeds it, only the first three quarters and the last quarter of width bytes,
+ * with "..." between. Every human output of text from outside (files, servers) goes through it. */
+void npl_escape(struct npl_buf *b, const char *s, size_t n, size_t width);
+/* s escaped for a terminal (npl_escape(), no width) in arena memory; s itself when it needs no
+ * escaping. */
+const char *npl_escape_in(struct npl_arena *a, const char *s);
+/* Write s to fp for a terminal: each line as npl_escape() writes it (no width), the newlines
+ * kept. For human output built from outside text with no controls of its own (no colours). */
+void npl_print_text(FILE *fp, const char *s);
 
 /* 1 when s starts with prefix. */
 int npl_starts_with(const char *s, const char *prefix);

@@ -1,8 +1,11 @@
-# Hostile inputs in bounded time and memory: every file npulaunch reads (site
-# files, recipes and recipe folders, templates, a bundle's manifest, verify's
-# results, the recipe cache) must be a regular file within a size limit:
-# /dev/zero, a link to it, a FIFO and a huge file are refused at once, named; a
-# recipe folder that links back into itself is an error, not an endless walk.
+# Hostile inputs in bounded time and memory:
+# - every file npulaunch reads (site files, recipes and recipe folders, templates,
+#   a bundle's manifest, verify's results, the recipe cache) must be a regular
+#   file within a size limit: /dev/zero, a link to it, a FIFO and a huge file
+#   are refused at once, named; a recipe folder that links back into itself is
+#   an error, not an endless walk;
+# - a flood of diagnostics prints the first NPL_DIAG_SHOWN (100) and counts the
+#   rest, in linear time; a long source line is shown as a window.
 # Every command that could hang or run away runs under `timeout`: a hang fails
 # the test instead of stalling the suite.
 . "$(dirname "$0")/lib.sh"
@@ -110,5 +113,35 @@ run_t 0 "$NPL" list
 cmp -s "$T/out" "$T/want" || fail "a FIFO as the cache changed list's output"
 expect_eq "$(cat "$T/err")" "" "list's messages with a FIFO as the cache"
 export NPULAUNCH_CACHE="$T/cache"
+
+# ---- a flood of diagnostics: the first 100, the rest counted, in linear time -------------------
+
+# run_flood WANT_MORE DIR: validate DIR; 100 messages with their source lines, then the count
+run_flood() {
+	run_t 5 "$NPL" validate "$2"
+	expect_eq "$(grep -c '^npulaunch: .*error: ' "$T/err")" 100 "$2: error messages shown"
+	grep -qE "^npulaunch: [0-9]+ more messages not shown \\($1 errors" "$T/err" ||
+		fail "$2: no count of the messages not shown: $(tail -3 "$T/err")"
+	expect_eq "$(grep -cE '^ *[0-9]+ \| ' "$T/err")" 100 "$2: source lines shown"
+}
+mkdir -p "$T/keys" "$T/docs"
+{
+	printf 'kind: model\nid: many-keys\nname: Many Keys\n'
+	for ((i = 0; i < 80000; i++)); do printf 'k%d: 1\n' $i; done
+} >"$T/keys/model.yaml"
+run_flood 79900 "$T/keys"
+expect_grep "$T/err" "npulaunch: validate: 58 recipes, 80000 errors"
+yes -- --- | head -n 200000 >"$T/docs/docs.yaml"
+run_flood 199900 "$T/docs"
+# a 10 MB line: a window of it
+mkdir -p "$T/long"
+{
+	printf 'kind: model\nid: long-line\nname: Long Line\nlong: '
+	head -c 10000000 /dev/zero | tr '\0' a
+	printf '\n'
+} >"$T/long/model.yaml"
+run_t 5 "$NPL" validate "$T/long"
+(($(wc -c <"$T/err") < 20000)) || fail "a 10 MB line made $(wc -c <"$T/err") bytes of messages"
+expect_grep "$T/err" "    4 | long: $(printf 'a%.0s' {1..114})..."
 
 finish

@@ -473,6 +473,63 @@ static void test_read_file_limit(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Text for a terminal: controls and bytes that are not UTF-8 escaped, UTF-8 kept; a long text
+ * cut in its middle. */
+static void test_escape(void **state)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	struct npl_arena a;
+	const char *s;
+
+	(void)state;
+#define ESC(in, width, want)                                                  \
+	do {                                                                  \
+		npl_buf_reset(&b);                                            \
+		npl_escape(&b, in, sizeof(in) - 1, width);                    \
+		assert_string_equal(npl_buf_str(&b), want);                   \
+	} while (0)
+	ESC("plain /models/Kimi-K2.6 ok", 0, "plain /models/Kimi-K2.6 ok");
+	ESC("\x1b]0;owned\x07\x1b[2J", 0, "\\x1b]0;owned\\x07\\x1b[2J");
+	ESC("a\tb\nc\rd\x7f" "e", 0, "a\\x09b\\x0ac\\x0dd\\x7fe");
+	ESC("nul\0after", 0, "nul\\x00after");
+	ESC("\xc2\x9b" "31m", 0, "\\u009b31m");                       /* C1 CSI as UTF-8 */
+	ESC("\x9b" "31m", 0, "\\x9b31m");                             /* C1 CSI as a byte */
+	ESC("모델 경로 é ü 😀", 0, "모델 경로 é ü 😀");                /* UTF-8 kept */
+	ESC("\xc3\x28", 0, "\\xc3(");                                 /* a lead byte alone */
+	ESC("\xc0\xaf", 0, "\\xc0\\xaf");                             /* overlong '/' */
+	ESC("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");                    /* a surrogate */
+	ESC("\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80");           /* past U+10FFFF */
+	ESC("\xe2\x82", 0, "\\xe2\\x82");                             /* cut short */
+	ESC("\xff\xfe", 0, "\\xff\\xfe");
+	ESC("\xe2\x80\xae", 0, "\xe2\x80\xae");                       /* U+202E is UTF-8, kept */
+	/* cut in the middle, at a character's edge */
+	ESC("abcdefghijklmnopqrstuvwxyz", 26, "abcdefghijklmnopqrstuvwxyz");
+	ESC("abcdefghijklmnopqrstuvwxyz", 12, "abcdefghi...xyz");
+	ESC("경경경경경경경경경경경경경경경경", 12, "경경경...경");
+	ESC("\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 8, "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b...\\x1b\\x1b");
+#undef ESC
+	npl_buf_release(&b);
+
+	/* whole lines of text: the newlines kept */
+	{
+		FILE *fp = tmpfile();
+		char got[64] = "";
+
+		assert_non_null(fp);
+		npl_print_text(fp, "a\x1b\nb\tc\n\n모\xff");
+		rewind(fp);
+		assert_int_equal(fread(got, 1, sizeof(got) - 1, fp), strlen("a\\x1b\nb\\x09c\n\n모\\xff"));
+		assert_string_equal(got, "a\\x1b\nb\\x09c\n\n모\\xff");
+		fclose(fp);
+	}
+
+	npl_arena_init(&a);
+	s = "nothing to escape";
+	assert_ptr_equal(npl_escape_in(&a, s), s);
+	assert_string_equal(npl_escape_in(&a, "bell\a"), "bell\\x07");
+	npl_arena_release(&a);
+}
+
 static void test_mkdirs(void **state)
 {
 	char dir[64], path[256], file[128], want[384];
@@ -1013,7 +1070,7 @@ static void test_diag_caret(void **state)
 	npl_error(&d, &(struct npl_loc){"f.yaml", 14, 5}, "bad key");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 1, 1}, "first");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 15, 2}, "tab");
-	npl_error(&d, &(struct npl_loc){"f.yaml", 16, 2}, "control");
+	npl_error(&d, &(struct npl_loc){"f.yaml", 16, 3}, "control");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 17, 1}, "empty line");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 18, 6}, "no newline");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 19, 1}, "past the end");
@@ -1029,11 +1086,11 @@ static void test_diag_caret(void **state)
 				"    1 | l1\n"
 				"      | ^");
 	expect_format(&d, 2, 1, "f.yaml:15:2: error: tab\n"
-				"   15 | \tx: y\n"
-				"      |  ^");
-	expect_format(&d, 3, 1, "f.yaml:16:2: error: control\n"
-				"   16 | a?b?\n"
-				"      |  ^");
+				"   15 | \\x09x: y\n"
+				"      |     ^");
+	expect_format(&d, 3, 1, "f.yaml:16:3: error: control\n"
+				"   16 | a\\x01b\n"
+				"      |      ^");
 	expect_format(&d, 4, 1, "f.yaml:17:1: error: empty line\n"
 				"   17 | \n"
 				"      | ^");
@@ -1149,6 +1206,7 @@ int main(void)
 		cmocka_unit_test(test_read_file_empty),
 		cmocka_unit_test(test_read_file_refuses),
 		cmocka_unit_test(test_read_file_limit),
+		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_mkdirs_empty_path),
 		cmocka_unit_test(test_buf_add_and_printf),
