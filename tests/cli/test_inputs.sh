@@ -1,11 +1,14 @@
-# Hostile inputs in bounded time and memory:
+# Hostile inputs in bounded time and memory, and nothing from outside reaches
+# the terminal raw:
 # - every file npulaunch reads (site files, recipes and recipe folders, templates,
 #   a bundle's manifest, verify's results, the recipe cache) must be a regular
 #   file within a size limit: /dev/zero, a link to it, a FIFO and a huge file
 #   are refused at once, named; a recipe folder that links back into itself is
 #   an error, not an endless walk;
 # - a flood of diagnostics prints the first NPL_DIAG_SHOWN (100) and counts the
-#   rest, in linear time; a long source line is shown as a window.
+#   rest, in linear time; a long source line is shown as a window;
+# - control characters from recipes, site files, results files and servers are
+#   escaped in list, show, diff, status, wait, verify and the diagnostics.
 # Every command that could hang or run away runs under `timeout`: a hang fails
 # the test instead of stalling the suite.
 . "$(dirname "$0")/lib.sh"
@@ -144,4 +147,73 @@ run_t 5 "$NPL" validate "$T/long"
 (($(wc -c <"$T/err") < 20000)) || fail "a 10 MB line made $(wc -c <"$T/err") bytes of messages"
 expect_grep "$T/err" "    4 | long: $(printf 'a%.0s' {1..114})..."
 
+# ---- terminal controls from recipes, site files, results and servers are escaped --------------
+
+# expect_clean FILE WHAT: no C0 control but the newline, no DEL, no C1 control (as UTF-8)
+expect_clean() {
+	! LC_ALL=C grep -qP '[\x01-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$1" ||
+		fail "$2: raw control characters: $(od -c "$1" | grep -m3 -E '033|007|302')"
+}
+mkdir -p "$T/evil"
+cp "$NPL_SRC/recipes/qwen3-8b/model.yaml" "$T/evil/model.yaml"
+sed -i 's/^id: qwen3-8b$/id: evil-model/; s/^name: .*/name: "Evil\\e]0;owned\\a\\e[2J\\u009b31m"/' "$T/evil/model.yaml"
+sed -e 's/^model: qwen3-8b$/model: evil-model/' \
+	-e 's/^title: .*/title: Evil W8A8 1P IN3K5 OUT1K5 37ms/' \
+	-e 's/^quantization: .*/quantization: "W8A8\\e[2J"/' \
+	-e 's/^  SGLANG_SCHEDULER_DECREASE_PREFILL_IDLE: 1$/  EVIL_VAR: "\\e]0;env\\a"/' \
+	"$NPL_SRC/recipes/qwen3-8b/$ID.yaml" >"$T/evil/evil.yaml"
+printf 'notes: "\\e]0;notes\\a"\n' >>"$T/evil/evil.yaml"
+EV=evil-w8a8-1p-in3k5-out1k5-37ms
+expect_rc 0 "$NPL" --recipes "$T/evil" list
+expect_clean "$T/out" "list"
+expect_grep "$T/out" 'Evil\x1b]0;owned\x07\x1b[2J\u009b31m'
+expect_grep "$T/out" 'W8A8\x1b[2J'
+expect_rc 0 "$NPL" --recipes "$T/evil" list --models
+expect_clean "$T/out" "list --models"
+printf 'model-path: "/models/\\e]0;site\\a"\n' >"$T/evil-site.yaml"
+expect_rc 0 "$NPL" --recipes "$T/evil" show $EV --explain --site "$T/evil-site.yaml" --draft-model-path /d
+expect_clean "$T/out" "show"
+expect_clean "$T/err" "show's messages"
+expect_grep "$T/out" 'EVIL_VAR='
+expect_grep "$T/out" '\x1b]0;env\x07'
+expect_grep "$T/out" '/models/\x1b]0;site\x07'
+expect_grep "$T/out" '\x1b]0;notes\x07'
+# --json is JSON's own escaping
+expect_rc 0 "$NPL" --recipes "$T/evil" show $EV --json "${SITE[@]}"
+expect_eq "$(jq -r .recipe.quantization "$T/out")" $'W8A8\e[2J' "show --json quantization"
+run "$NPL" --recipes "$T/evil" diff $EV $ID
+expect_eq "$rc" 1 "diff exit status"
+expect_clean "$T/out" "diff"
+expect_grep "$T/out" '\x1b]0;env\x07'
+# a query names the model: its name in the selection message
+expect_rc 0 "$NPL" --recipes "$T/evil" show evil-model --tpot 40ms "${SITE[@]}"
+expect_clean "$T/err" "the selection message"
+# diagnostics: a quoted value and a source line
+printf 'kind: model\nid: x\nname: X\n"\\e]0;key\\a": 1\n' >"$T/evil/bad.yaml"
+expect_rc 5 "$NPL" --recipes "$T/evil" list
+expect_clean "$T/err" "a diagnostic"
+expect_grep "$T/err" "unknown key '\\x1b]0;key\\x07' in a model"
+rm "$T/evil/bad.yaml"
+
+# verify: a reason quoting the results, and a source line of a broken results file
+jq -c '.dataset_name = "random\u001b]0;verify\u0007"' "$NPL_DATA/bench/pass.jsonl" >"$T/evil.jsonl"
+run "$NPL" verify "$T/evil.jsonl" kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+expect_clean "$T/out" "verify"
+expect_grep "$T/out" 'random\x1b]0;verify\x07'
+printf '{"a": 1}\n{"\e]0;x\a": \e[2J}\n' >"$T/evil-broken.jsonl"
+expect_rc 2 "$NPL" verify "$T/evil-broken.jsonl" kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+expect_clean "$T/err" "verify's source line"
+expect_grep "$T/err" '    2 | {"\x1b]0;x\x07": \x1b[2J}'
+
+# status: the served model path of a server; wait: a URL from outside
+start_http hostile
+cp -r "$T/evil" "$T/evil-st"
+printf 'ports: {entry: %s}\n' "$port" >>"$T/evil-st/evil.yaml"
+expect_rc 0 "$NPL" --recipes "$T/evil-st" render $EV "${SITE[@]}" -o "$T/bs"
+run "$NPL" status "$T/bs"
+expect_clean "$T/out" "status"
+expect_grep "$T/out" '/models/\x1b]0;owned\x07\x1b[2J\u009b31mX'
+run_t 1 "$NPL" wait $'http://127.0.0.1:1/\e]0;wait\a' --timeout 1
+expect_clean "$T/out" "wait"
+expect_clean "$T/err" "wait's messages"
 finish
