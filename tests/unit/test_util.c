@@ -508,6 +508,38 @@ static void test_escape(void **state)
 	ESC("경경경경경경경경경경경경경경경경", 12, "경경경...경");
 	ESC("\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 8, "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b...\\x1b\\x1b");
 #undef ESC
+	/* any bytes at all: what comes out is printable ASCII and valid UTF-8 above U+009F */
+	{
+		unsigned seed = 1;
+		int round, i;
+
+		for (round = 0; round < 20000; round++) {
+			unsigned char in[24];
+			const unsigned char *o;
+			size_t n = (size_t)(round % 24), k;
+
+			for (k = 0; k < n; k++) {
+				seed = seed * 1103515245u + 12345u;
+				in[k] = (unsigned char)(seed >> 16);
+				if (round % 3 == 0 && in[k] >= 0x80)
+					in[k] = (unsigned char)(0x80 | (in[k] & 0x3f)) | (k % 4 == 0 ? 0x40 : 0);
+			}
+			npl_buf_reset(&b);
+			npl_escape(&b, (const char *)in, n, round % 2 ? 0 : 12);
+			o = (const unsigned char *)npl_buf_str(&b);
+			for (k = 0; k < b.len;) {
+				int len = o[k] < 0x80 ? 1 : o[k] >= 0xf0 ? 4 : o[k] >= 0xe0 ? 3 : 2;
+
+				assert_true(o[k] >= 0x20 && o[k] != 0x7f);
+				assert_true(o[k] < 0x80 || (o[k] >= 0xc2 && o[k] <= 0xf4));
+				assert_false(o[k] == 0xc2 && k + 1 < b.len && o[k + 1] < 0xa0);
+				assert_true(k + (size_t)len <= b.len);
+				for (i = 1; i < len; i++)
+					assert_int_equal(o[k + (size_t)i] & 0xc0, 0x80);
+				k += (size_t)len;
+			}
+		}
+	}
 	npl_buf_release(&b);
 
 	/* whole lines of text: the newlines kept */
