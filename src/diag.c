@@ -285,15 +285,7 @@ static const char *line_start(struct npl_diag_name *n, int line)
 /* The length of the character at p, as npl_escape_char() takes it (1 at the line's end). */
 static size_t char_len(const char *p)
 {
-	struct npl_buf scratch = NPL_BUF_INIT;
-	size_t k;
-
-	if ((unsigned char)*p < 0x80)
-		return 1;
-	k = strnlen(p, 4);
-	k = npl_escape_char(&scratch, p, k);
-	npl_buf_release(&scratch);
-	return k;
+	return (unsigned char)*p < 0x80 ? 1 : npl_escape_char(NULL, p, strnlen(p, 4));
 }
 
 static int line_end(const char *p)

@@ -289,10 +289,13 @@ size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n)
 	char e[7];
 
 	if (c >= 0x20 && c < 0x7f) {
-		npl_buf_putc(b, (char)c);
+		if (b)
+			npl_buf_putc(b, (char)c);
 		return 1;
 	}
 	len = c >= 0x80 ? utf8_len((const unsigned char *)s, n, &cp) : 0;
+	if (!b)
+		return len ? len : 1;
 	if (len && cp >= 0xa0) {
 		npl_buf_add(b, s, len);
 		return len;

@@ -42,7 +42,7 @@ struct npl_diag_name {
 	const char *text;
 	char *owned;            /* the text, when the diag read the file itself */
 	int read;               /* the diag tried to read it */
-	size_t *marks;          /* where lines 1, 1 + NPL_DIAG_MARK, ... start, once a caret needs them */
+	size_t *marks;          /* where lines 1, 65, 129, ... start, once a caret needs them */
 	int nmarks;
 	int at_line, at_col;    /* the place of the last caret, at byte at_off: the next one walks */
 	size_t at_off;          /* on from there when it is further on the same line */

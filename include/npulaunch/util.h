@@ -53,7 +53,7 @@ void npl_shell_quote(struct npl_buf *b, const char *s);
 
 /* Append the one character at s (n > 0 bytes) for a terminal: a C0 control, DEL or a byte that
  * does not start valid UTF-8 as \xNN, a C1 control as \u00NN, any other UTF-8 character as it
- * is. Returns the bytes of s it took (1 to 4). */
+ * is. Returns the bytes of s it took (1 to 4); with b NULL, only that. */
 size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n);
 /* Append n bytes of s for a terminal, each character as npl_escape_char() writes it; when width
  * is not 0 and n exceeds it, only the first three quarters and the last quarter of width bytes,

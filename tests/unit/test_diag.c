@@ -174,6 +174,14 @@ static void test_escaped(void **state)
 			       "    1 | id: \\x1b[2J\\u009b1m 모델\n"
 			       "      |                  ^");
 	free(s);
+	/* columns count characters, as libyaml does: a UTF-8 character is one */
+	npl_diag_source(&d, "k.yaml", "이름: 값\n");
+	npl_error(&d, &(struct npl_loc){"k.yaml", 1, 5}, "bad value");
+	s = npl_diag_format(&d, &d.v[1], 1);
+	assert_string_equal(s, "k.yaml:1:5: error: bad value\n"
+			       "    1 | 이름: 값\n"
+			       "      |     ^");
+	free(s);
 	npl_diag_release(&d);
 }
 

@@ -508,6 +508,13 @@ static void test_escape(void **state)
 	ESC("경경경경경경경경경경경경경경경경", 12, "경경경...경");
 	ESC("\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 8, "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b...\\x1b\\x1b");
 #undef ESC
+	/* with no buffer, only the length it takes */
+	assert_int_equal(npl_escape_char(NULL, "a", 1), 1);
+	assert_int_equal(npl_escape_char(NULL, "\x1b[", 2), 1);
+	assert_int_equal(npl_escape_char(NULL, "모델", 6), 3);
+	assert_int_equal(npl_escape_char(NULL, "\xc2\x9b", 2), 2);
+	assert_int_equal(npl_escape_char(NULL, "\xe2\x82", 2), 1);
+	assert_int_equal(npl_escape_char(NULL, "😀", 4), 4);
 	/* any bytes at all: what comes out is printable ASCII and valid UTF-8 above U+009F */
 	{
 		unsigned seed = 1;
