@@ -15,7 +15,7 @@
 static const char *file_kind(mode_t m)
 {
 	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
-	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a file";
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "a special file";
 }
 
 static int too_large(const char *path, size_t max, struct npl_diag *d)
