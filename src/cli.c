@@ -384,6 +384,7 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 {
 	const struct npl_layer *R = npl_db_recipe(db, arg), *M;
 	struct npl_query q;
+	const char *qt;
 	struct npl_selection s;
 	int i;
 
@@ -413,8 +414,10 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 	if ((*rc = npl_cli_query(cli, db, M, o, &q)))
 		return NULL;
 	npl_select(db, &q, &s, &cli->arena);
+	/* the query names the model, the notes its recipes: text from recipes, escaped */
+	qt = npl_escape_in(&cli->arena, q.text);
 	if (s.pick == NPL_PICK_ONE) {
-		fprintf(stderr, "npulaunch: %s: %s (%s)\n", q.text, s.best->id, s.why);
+		fprintf(stderr, "npulaunch: %s: %s (%s)\n", qt, s.best->id, npl_escape_in(&cli->arena, s.why));
 		if (selection)
 			*selection = selection_json("query", q.text, s.why);
 		return s.best;
@@ -426,9 +429,10 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 			if (strlen(s.cands[i].R->id) > w)
 				w = strlen(s.cands[i].R->id);
 		fprintf(stderr, "npulaunch: %s: %d recipes meet the query equally well; add an option to choose:\n",
-			q.text, s.ncands);
+			qt, s.ncands);
 		for (i = 0; i < s.ncands; i++)
-			fprintf(stderr, "  %-*s  %s\n", (int)w, s.cands[i].R->id, s.cands[i].note);
+			fprintf(stderr, "  %-*s  %s\n", (int)w, s.cands[i].R->id,
+				npl_escape_in(&cli->arena, s.cands[i].note));
 		*rc = NPL_EXIT_AMBIGUOUS;
 		return NULL;
 	}
@@ -438,8 +442,8 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 
 		npl_select_nearest(db, &q, &n, &cli->arena);
 		if (n.pick == NPL_PICK_ONE) {
-			fprintf(stderr, "npulaunch: %s: no recipe qualifies; --nearest takes %s (%s)\n", q.text,
-				n.best->id, n.cands[0].note);
+			fprintf(stderr, "npulaunch: %s: no recipe qualifies; --nearest takes %s (%s)\n", qt,
+				n.best->id, npl_escape_in(&cli->arena, n.cands[0].note));
 			if (selection) {
 				*selection = selection_json("nearest", q.text, n.cands[0].note);
 				cJSON_AddBoolToObject(*selection, "nearest", 1);
@@ -448,20 +452,21 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 		}
 		if (n.pick == NPL_PICK_AMBIGUOUS) {
 			fprintf(stderr, "npulaunch: %s: no recipe qualifies, and %d are equally near; add an option to choose:\n",
-				q.text, n.ncands);
+				qt, n.ncands);
 			for (i = 0; i < n.ncands; i++)
-				fprintf(stderr, "  %s: %s\n", n.cands[i].R->id, n.cands[i].note);
+				fprintf(stderr, "  %s: %s\n", n.cands[i].R->id,
+					npl_escape_in(&cli->arena, n.cands[i].note));
 			*rc = NPL_EXIT_AMBIGUOUS;
 			return NULL;
 		}
 	}
-	fprintf(stderr, "npulaunch: %s: no recipe qualifies", q.text);
+	fprintf(stderr, "npulaunch: %s: no recipe qualifies", qt);
 	if (s.ncands == 0) {
 		fprintf(stderr, "\n");
 	} else {
 		fprintf(stderr, "; the nearest:\n");
 		for (i = 0; i < s.ncands && i < 3; i++)
-			fprintf(stderr, "  %s: %s\n", s.cands[i].R->id, s.cands[i].note);
+			fprintf(stderr, "  %s: %s\n", s.cands[i].R->id, npl_escape_in(&cli->arena, s.cands[i].note));
 		fprintf(stderr, "(--nearest takes the nearest on purpose)\n");
 	}
 	*rc = NPL_EXIT_NO_RECIPE;

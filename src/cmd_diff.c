@@ -375,7 +375,7 @@ static int run_diff(cJSON *a, cJSON *b, int json)
 		puts(s);
 		cJSON_free(s);
 	} else {
-		fputs(npl_buf_str(&text), stdout);
+		npl_print_text(stdout, npl_buf_str(&text));   /* a plan holds text from recipes and site files */
 		if (!count)
 			puts("(they deploy the same)");
 	}

@@ -68,17 +68,18 @@ static cJSON *recipe_json(const struct npl_layer *R)
 
 enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_QUANT, NCOL };
 
-static const char *cell(const struct npl_layer *R, int col, char *tmp, size_t n)
+/* A cell's text, escaped for the terminal (a recipe's strings are anyone's). */
+static const char *cell(struct npl_arena *a, const struct npl_layer *R, int col, char *tmp, size_t n)
 {
 	switch (col) {
 	case C_ID: return R->id;
-	case C_MODEL: return R->model->name;
+	case C_MODEL: return npl_escape_in(a, R->model->name);
 	case C_CARDS: return npl_fmt_int(tmp, n, R->cards);
 	case C_MODE: return npl_mode_name(R->mode);
-	case C_DATASET: return R->dataset;
-	case C_TPOT: return R->tpot_us >= 0 ? R->tpot_text : "-";
-	case C_TTFT: return R->ttft_us >= 0 ? R->ttft_text : "-";
-	default: return R->quantization;
+	case C_DATASET: return npl_escape_in(a, R->dataset);
+	case C_TPOT: return R->tpot_us >= 0 ? npl_escape_in(a, R->tpot_text) : "-";
+	case C_TTFT: return R->ttft_us >= 0 ? npl_escape_in(a, R->ttft_text) : "-";
+	default: return npl_escape_in(a, R->quantization);
 	}
 }
 
@@ -183,7 +184,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		for (i = 0; i < db.nmodels; i++) {
 			puts(db.models[i]->id);
 			if (strcmp(db.models[i]->id, db.models[i]->name))
-				puts(db.models[i]->name);
+				puts(npl_escape_in(&cli->arena, db.models[i]->name));
 		}
 		goto out;
 	}
@@ -209,7 +210,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 	for (i = 0; i < nshown; i++)
 		for (col = 0; col < NCOL; col++) {
 			char tmp[32];
-			size_t n = strlen(cell(shown[i], col, tmp, sizeof(tmp)));
+			size_t n = strlen(cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)));
 
 			if (n > w[col])
 				w[col] = n;
@@ -230,7 +231,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 			for (col = 0; col < NCOL; col++) {
 				char tmp[32];
 
-				put_cell(&t, cell(shown[i], col, tmp, sizeof(tmp)), col, w[col]);
+				put_cell(&t, cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)), col, w[col]);
 			}
 			npl_buf_putc(&t, '\n');
 			if (t.len >= 64 * 1024) {

@@ -1,4 +1,5 @@
 /* cmd_show.c: `npulaunch show`: the plan of a recipe, for people or as JSON. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,21 @@ static void origin_text(struct npl_buf *b, const cJSON *o)
 		npl_buf_printf(b, " %s", at);
 }
 
+/* printf for the plan's human form: a plan holds text from recipes and site files, escaped
+ * for the terminal (the format strings have no controls but newlines) */
+static void pr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void pr(const char *fmt, ...)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	npl_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	npl_print_text(stdout, npl_buf_str(&b));
+	npl_buf_release(&b);
+}
+
 struct out {
 	struct npl_site site;
 	int explain;
@@ -68,7 +84,7 @@ struct out {
 static void line_with_origin(const struct out *o, const char *lead, const char *text, const cJSON *origin)
 {
 	if (!o->explain || !origin) {
-		printf("%s%s\n", lead, text);
+		pr("%s%s\n", lead, text);
 		return;
 	}
 	{
@@ -76,7 +92,7 @@ static void line_with_origin(const struct out *o, const char *lead, const char *
 		int w = (int)(strlen(lead) + strlen(text));
 
 		origin_text(&b, origin);
-		printf("%s%s%*s  # %s\n", lead, text, w < 64 ? 64 - w : 0, "", npl_buf_str(&b));
+		pr("%s%s%*s  # %s\n", lead, text, w < 64 ? 64 - w : 0, "", npl_buf_str(&b));
 		npl_buf_release(&b);
 	}
 }
@@ -86,61 +102,61 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *role, *need;
 	const char *sep;
 
-	printf("%s\n", npl_json_str(r, "id"));
-	printf("  title         %s\n", npl_json_str(r, "title"));
-	printf("  model         %s (%s)\n", npl_json_str(r, "model_name"), npl_json_str(r, "model"));
-	printf("  hardware      %s (%s): %d dies per card, %d cards per node\n",
+	pr("%s\n", npl_json_str(r, "id"));
+	pr("  title         %s\n", npl_json_str(r, "title"));
+	pr("  model         %s (%s)\n", npl_json_str(r, "model_name"), npl_json_str(r, "model"));
+	pr("  hardware      %s (%s): %d dies per card, %d cards per node\n",
 	       npl_json_str(r, "hardware_name"), npl_json_str(r, "hardware"),
 	       npl_json_int(r, "dies_per_card", 0), npl_json_int(r, "cards_per_node", 0));
-	printf("  deployment    %s, %d cards", npl_json_str(r, "mode"), npl_json_int(r, "cards", 0));
+	pr("  deployment    %s, %d cards", npl_json_str(r, "mode"), npl_json_int(r, "cards", 0));
 	sep = ": ";
 	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
 		if (strcmp(npl_json_str(role, "program"), "server"))
 			continue;
-		printf("%s%s %d x %d cards (tp-size %d, %d node%s each)", sep, npl_json_str(role, "role"),
+		pr("%s%s %d x %d cards (tp-size %d, %d node%s each)", sep, npl_json_str(role, "role"),
 		       npl_json_int(role, "instances", 0), npl_json_int(role, "cards_per_instance", 0),
 		       npl_json_int(role, "tp_size", 0), npl_json_int(role, "nodes_per_instance", 0),
 		       npl_json_int(role, "nodes_per_instance", 0) == 1 ? "" : "s");
 		sep = "; ";
 	}
-	printf("\n  dataset       %s\n", npl_json_str(r, "dataset"));
-	printf("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
+	pr("\n  dataset       %s\n", npl_json_str(r, "dataset"));
+	pr("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
 	       npl_json_str(r, "ttft") ? npl_json_str(r, "ttft") : "-");
-	printf("  quantization  %s\n", npl_json_str(r, "quantization"));
+	pr("  quantization  %s\n", npl_json_str(r, "quantization"));
 	if (npl_json_str(r, "tier"))
-		printf("  tier          %s\n", npl_json_str(r, "tier"));
+		pr("  tier          %s\n", npl_json_str(r, "tier"));
 	{
 		const cJSON *sel = cJSON_GetObjectItemCaseSensitive(plan, "selection");
 		const char *by = npl_json_str(sel, "by");
 
 		if (by && strcmp(by, "id"))
-			printf("  chosen        %s%s: %s\n", !strcmp(by, "nearest") ? "as the nearest to " : "by ",
+			pr("  chosen        %s%s: %s\n", !strcmp(by, "nearest") ? "as the nearest to " : "by ",
 			       npl_json_str(sel, "query"), npl_json_str(sel, "why"));
 	}
-	printf("  recipe file   %s\n", npl_json_str(r, "file"));
-	printf("  site values  ");
+	pr("  recipe file   %s\n", npl_json_str(r, "file"));
+	pr("  site values  ");
 	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
 		const char *key = npl_json_str(need, "key");
 		int k = npl_site_key_from_name(key), i;
 		const struct npl_site_value *v = &o->site.key[k];
 
-		printf(" --%s", key);
+		pr(" --%s", key);
 		if (!v->n) {
-			printf(" (not given)");
+			pr(" (not given)");
 		} else {
 			for (i = 0; i < v->n; i++)
-				printf(" %s", v->v[i]);
+				pr(" %s", v->v[i]);
 		}
-		printf(";");
+		pr(";");
 	}
-	printf("\n");
+	pr("\n");
 	if (npl_json_str(r, "notes"))
-		printf("  notes         %s\n", npl_json_str(r, "notes"));
+		pr("  notes         %s\n", npl_json_str(r, "notes"));
 	{
 		const cJSON *dv;
 
 		cJSON_ArrayForEach(dv, cJSON_GetObjectItemCaseSensitive(r, "deviations"))
-			printf("  deviation     %s: %s (%s)\n", npl_json_str(dv, "what"), npl_json_str(dv, "why"),
+			pr("  deviation     %s: %s (%s)\n", npl_json_str(dv, "what"), npl_json_str(dv, "why"),
 			       npl_json_str(dv, "at"));
 	}
 }
@@ -152,14 +168,14 @@ static void show_role(const cJSON *role, const struct out *o)
 	int nnodes = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes"));
 	const char *list = npl_json_str(role, "node_list");
 
-	printf("\n%s", npl_json_str(role, "script"));
+	pr("\n%s", npl_json_str(role, "script"));
 	if (list)
-		printf("  (%d node%s from --%s)", nnodes, nnodes == 1 ? "" : "s", list);
+		pr("  (%d node%s from --%s)", nnodes, nnodes == 1 ? "" : "s", list);
 	else if (!strcmp(npl_json_str(role, "program"), "server"))
-		printf("  (one node)");
+		pr("  (one node)");
 	else
-		printf("  (where the entry point listens)");
-	printf("\n");
+		pr("  (where the entry point listens)");
+	pr("\n");
 	if (tuning) {
 		const cJSON *g = cJSON_GetObjectItemCaseSensitive(tuning, "cpu_governor");
 
@@ -189,7 +205,7 @@ static void show_role(const cJSON *role, const struct out *o)
 		if (list) {
 			npl_buf_reset(&b);
 			npl_pval_display(&b, addr, &o->site);
-			printf("  node %d at %s (instance %d, rank %d)\n", npl_json_int(node, "index", 0),
+			pr("  node %d at %s (instance %d, rank %d)\n", npl_json_int(node, "index", 0),
 			       npl_buf_str(&b), npl_json_int(node, "instance", 0), npl_json_int(node, "rank", 0));
 		}
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
@@ -204,7 +220,7 @@ static void show_role(const cJSON *role, const struct out *o)
 				npl_buf_putc(&b, ' ');
 			npl_pval_display(&b, lv->valuestring, &o->site);
 		}
-		printf("%s%s\n", list ? "    exec    " : "  exec    ", npl_buf_str(&b));
+		pr("%s%s\n", list ? "    exec    " : "  exec    ", npl_buf_str(&b));
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
 			npl_buf_reset(&b);
 			npl_buf_puts(&b, npl_json_str(it, "flag"));

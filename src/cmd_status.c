@@ -79,7 +79,8 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	n = npl_cli_endpoints(cli, plan, 1, &eps);
 	for (i = 0; i < n; i++)
 		if (!eps[i].url) {
-			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n", eps[i].role, eps[i].missing);
+			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n",
+				npl_escape_in(&cli->arena, eps[i].role), eps[i].missing);
 			rc = NPL_EXIT_USAGE;
 		}
 	if (rc)
@@ -99,10 +100,10 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		if (res[i].up)
 			res[i].model = npl_served_model(eps[i].url, (long)(timeout * 1000));
 		down += !res[i].up;
-		if (strlen(eps[i].url) > wu)
-			wu = strlen(eps[i].url);
-		if (strlen(eps[i].role) > wr)
-			wr = strlen(eps[i].role);
+		if (strlen(npl_escape_in(&cli->arena, eps[i].url)) > wu)
+			wu = strlen(npl_escape_in(&cli->arena, eps[i].url));
+		if (strlen(npl_escape_in(&cli->arena, eps[i].role)) > wr)
+			wr = strlen(npl_escape_in(&cli->arena, eps[i].role));
 	}
 	if (json) {
 		cJSON *a = cJSON_CreateArray();
@@ -151,9 +152,12 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 				snprintf(lat, sizeof(lat), "%.1fms", res[i].latency_ms);
 			else
 				snprintf(lat, sizeof(lat), "-");
-			printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr, eps[i].role, inst, (int)wu,
-			       eps[i].url, res[i].up ? green : red, res[i].up ? "up" : "down", off, lat,
-			       res[i].up ? "" : "(", res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error,
+			/* the manifest's and the server's text, escaped for the terminal */
+			printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr,
+			       npl_escape_in(&cli->arena, eps[i].role), inst, (int)wu,
+			       npl_escape_in(&cli->arena, eps[i].url), res[i].up ? green : red,
+			       res[i].up ? "up" : "down", off, lat, res[i].up ? "" : "(",
+			       npl_escape_in(&cli->arena, res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error),
 			       res[i].up ? "" : ")");
 		}
 	}

@@ -79,7 +79,7 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	file = argv[optind];
-	if (!(text = npl_read_file(file, &len, &cli->diag))) {
+	if (!(text = npl_read_file_max(NULL, file, NPL_READ_MAX_RESULTS, &len, &cli->diag))) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;
@@ -107,14 +107,16 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 			on = v.pass ? "\033[32m" : "\033[31m";
 			off = "\033[0m";
 		}
+		/* the manifest's and the results file's text, escaped for the terminal */
 		printf("%s: record %d of %d (%s:%d)\n",
-		       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), v.record, v.records,
-		       file, v.line);
+		       npl_escape_in(&cli->arena, npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id")),
+		       v.record, v.records, npl_escape_in(&cli->arena, file), v.line);
 		printf("  %-20s  %-16s  %-16s\n", "", "MEASURED", "TARGET");
 		for (i = 0; i < v.nchecks; i++)
 			printf("  %-20s  %-16s  %-16s  %s\n", v.checks[i].name, v.checks[i].measured, v.checks[i].target,
 			       v.checks[i].ok < 0 ? "" : v.checks[i].ok ? "ok" : "FAIL");
-		printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v.reasons ? ": " : "", v.reasons);
+		printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v.reasons ? ": " : "",
+		       npl_escape_in(&cli->arena, v.reasons));
 	}
 	if (!v.pass)
 		rc = NPL_EXIT_FAIL;

@@ -334,15 +334,15 @@ static void put_mem(unsigned char *p, size_t maplen)
 		free(p);
 }
 
-static unsigned char *read_all(int fd, size_t *len, size_t *maplen)
+/* The cache file open at fd (a regular file of at most MAX_FILE bytes: npl_open_regular()). */
+static unsigned char *read_all(int fd, const struct stat *stp, size_t *len, size_t *maplen)
 {
-	struct stat st;
+	struct stat st = *stp;
 	unsigned char *p;
 	size_t got = 0;
 
-	/* ours, not writable by others, and a sane size */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < 16 || (unsigned long long)st.st_size > MAX_FILE)
+	/* ours, not writable by others, and not too small to be one */
+	if (st.st_uid != geteuid() || (st.st_mode & 022) || st.st_size < 16)
 		return NULL;
 	p = get_mem((size_t)st.st_size, maplen);
 	if (!p)
@@ -469,6 +469,7 @@ struct npl_dbcache *npl_dbcache_open(const char *key)
 {
 	struct npl_dbcache *c;
 	unsigned char *data;
+	struct stat st;
 	size_t len;
 	int fd;
 
@@ -488,9 +489,15 @@ struct npl_dbcache *npl_dbcache_open(const char *key)
 		free(c);
 		return NULL;
 	}
-	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	{
+		/* the one way npulaunch opens what it reads; any trouble means no cache, silently */
+		struct npl_diag quiet = NPL_DIAG_INIT;
+
+		fd = npl_open_regular(c->path, 1, MAX_FILE, &st, &quiet);
+		npl_diag_release(&quiet);
+	}
 	if (fd >= 0) {
-		data = read_all(fd, &len, &c->oldlen);
+		data = read_all(fd, &st, &len, &c->oldlen);
 		close(fd);
 		if (data) {
 			parse(c, data, len);

@@ -8,6 +8,11 @@
 #include "npulaunch/diag.h"
 #include "npulaunch/util.h"
 
+#define MARK_EVERY 64      /* lines between two marks of a file's line index */
+#define MSG_WIDTH 1024     /* bytes of a message shown; a longer one is cut in its middle */
+#define EXCERPT 120        /* characters of a source line shown */
+#define EXCERPT_LEFT 60    /* of them before the column, when the column is far along the line */
+
 static const char *sev_name[] = {"note", "warning", "error"};
 
 static unsigned hash_name(const char *s)
@@ -66,6 +71,9 @@ static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
 	d->names[d->nnames].text = NULL;
 	d->names[d->nnames].owned = NULL;
 	d->names[d->nnames].read = 0;
+	d->names[d->nnames].marks = NULL;
+	d->names[d->nnames].nmarks = 0;
+	d->names[d->nnames].at_line = 0;
 	if (!d->names[d->nnames].name)
 		npl_oom();
 	*slot = ++d->nnames;
@@ -189,9 +197,22 @@ void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 	va_end(ap);
 }
 
+/* Forget what was found in a name's text: a new text came. */
+static void forget_lines(struct npl_diag_name *n)
+{
+	free(n->marks);
+	n->marks = NULL;
+	n->nmarks = 0;
+	n->at_line = 0;
+}
+
 void npl_diag_source(struct npl_diag *d, const char *name, const char *text)
 {
-	intern(d, name)->text = text;
+	struct npl_diag_name *n = intern(d, name);
+
+	if (n->text != text)
+		forget_lines(n);
+	n->text = text;
 }
 
 void npl_diag_read_sources(struct npl_diag *d)
@@ -199,7 +220,7 @@ void npl_diag_read_sources(struct npl_diag *d)
 	d->read_sources = 1;
 }
 
-static const char *source_of(const struct npl_diag *cd, const char *name)
+static struct npl_diag_name *source_of(const struct npl_diag *cd, const char *name)
 {
 	/* reading a file on demand is memoisation: the messages do not change */
 	struct npl_diag *d = (struct npl_diag *)cd;
@@ -220,30 +241,115 @@ static const char *source_of(const struct npl_diag *cd, const char *name)
 		n->text = n->owned = npl_read_file(name, &len, &quiet);
 		npl_diag_release(&quiet);
 	}
-	return n->text;
+	return n->text ? n : NULL;
 }
 
-/* The source line and a caret under the column, gcc style. */
-static void add_caret(struct npl_buf *b, const char *text, int line, int col)
+/* The start of line in n's text, or NULL past its end. A file's lines are counted once (every
+ * MARK_EVERY-th start kept): a caret then costs the lines it skips from the nearest mark, not a
+ * scan from the top, whatever the order of the messages. */
+static const char *line_start(struct npl_diag_name *n, int line)
 {
-	const char *p = text, *end;
-	int i;
+	const char *p;
+	int i, cap = 0;
 
-	for (i = 1; i < line && p; i++) {
+	if (!n->marks) {
+		for (p = n->text, i = 0; p; i++) {
+			if (i % MARK_EVERY == 0) {
+				if (n->nmarks == cap) {
+					size_t *m;
+
+					cap = cap ? 2 * cap : 64;
+					m = realloc(n->marks, (size_t)cap * sizeof(*m));
+					if (!m)
+						npl_oom();
+					n->marks = m;
+				}
+				n->marks[n->nmarks++] = (size_t)(p - n->text);
+			}
+			p = strchr(p, '\n');
+			if (p)
+				p++;
+		}
+	}
+	if ((line - 1) / MARK_EVERY >= n->nmarks)
+		return NULL;
+	p = n->text + n->marks[(line - 1) / MARK_EVERY];
+	for (i = (line - 1) / MARK_EVERY * MARK_EVERY + 1; i < line && p; i++) {
 		p = strchr(p, '\n');
 		if (p)
 			p++;
 	}
-	if (!p || !*p)
+	return p;
+}
+
+/* The length of the character at p, as npl_escape_char() takes it (1 at the line's end). */
+static size_t char_len(const char *p)
+{
+	return (unsigned char)*p < 0x80 ? 1 : npl_escape_char(NULL, p, strnlen(p, 4));
+}
+
+static int line_end(const char *p)
+{
+	return !*p || *p == '\n' || (*p == '\r' && p[1] == '\n');
+}
+
+/* The byte where column col (in characters, as libyaml counts) of line starts, walking on from
+ * the previous caret's place when it is on the same line and before: messages come in the order
+ * of the file, so a long line is walked once, not once per message. *reached is the column found,
+ * less than col when the line ends first. */
+static const char *column_start(struct npl_diag_name *n, const char *lp, int line, int col, int *reached)
+{
+	const char *p = lp;
+	int c = 1;
+
+	if (n->at_line == line && n->at_col <= col) {
+		p = n->text + n->at_off;
+		c = n->at_col;
+	}
+	for (; c < col && !line_end(p); c++)
+		p += char_len(p);
+	n->at_line = line;
+	n->at_col = c;
+	n->at_off = (size_t)(p - n->text);
+	*reached = c;
+	return p;
+}
+
+/* The source line and a caret under the column, gcc style: the line escaped for the terminal,
+ * a long one as a window of EXCERPT characters around the column. */
+static void add_caret(struct npl_buf *b, struct npl_diag_name *n, int line, int col)
+{
+	const char *lp = line_start(n, line), *at, *p;
+	int reached, k, left, pad = 0;
+
+	if (!lp || !*lp)
 		return;
-	end = strchr(p, '\n');
-	if (!end)
-		end = p + strlen(p);
+	at = column_start(n, lp, line, col, &reached);
+	/* the window: from the start of the line, or EXCERPT_LEFT characters before the column */
+	p = at;
+	left = reached - 1 < EXCERPT - EXCERPT_LEFT ? reached - 1 : EXCERPT_LEFT;
+	for (k = 0; k < left && p > lp; k++)
+		do
+			p--;
+		while (p > lp && ((unsigned char)*p & 0xc0) == 0x80);
 	npl_buf_printf(b, "\n%5d | ", line);
-	for (; p < end; p++)
-		npl_buf_putc(b, (*p == '\t' || (unsigned char)*p >= 0x20) ? *p : '?');
+	if (p > lp) {
+		npl_buf_puts(b, "...");
+		pad += 3;
+	}
+	for (k = 0; k < EXCERPT && !line_end(p); k++) {
+		size_t before = b->len, len = char_len(p);
+
+		npl_escape_char(b, p, len);
+		/* a UTF-8 character shown as it is takes one column; an escape, its bytes */
+		if (p < at)
+			pad += (unsigned char)*p >= 0x80 && b->len - before == len ? 1 : (int)(b->len - before);
+		p += len;
+	}
+	if (!line_end(p))
+		npl_buf_puts(b, "...");
 	npl_buf_puts(b, "\n      | ");
-	for (i = 1; i < col; i++)
+	for (k = 0; k < pad + col - reached; k++)
 		npl_buf_putc(b, ' ');
 	npl_buf_putc(b, '^');
 }
@@ -251,10 +357,10 @@ static void add_caret(struct npl_buf *b, const char *text, int line, int col)
 char *npl_diag_format(const struct npl_diag *d, const struct npl_diag_entry *e, int caret)
 {
 	struct npl_buf b = NPL_BUF_INIT;
-	const char *text;
+	struct npl_diag_name *n;
 
 	if (e->loc.file) {
-		npl_buf_puts(&b, e->loc.file);
+		npl_escape(&b, e->loc.file, strlen(e->loc.file), MSG_WIDTH);
 		if (e->loc.line > 0) {
 			npl_buf_printf(&b, ":%d", e->loc.line);
 			if (e->loc.col > 0)
@@ -262,20 +368,42 @@ char *npl_diag_format(const struct npl_diag *d, const struct npl_diag_entry *e, 
 		}
 		npl_buf_puts(&b, ": ");
 	}
-	npl_buf_printf(&b, "%s: %s", sev_name[e->sev], e->msg);
+	npl_buf_printf(&b, "%s: ", sev_name[e->sev]);
+	npl_escape(&b, e->msg, strlen(e->msg), MSG_WIDTH);
 	if (caret && e->loc.file && e->loc.line > 0 && e->loc.col > 0 &&
-	    (text = source_of(d, e->loc.file)))
-		add_caret(&b, text, e->loc.line, e->loc.col);
+	    (n = source_of(d, e->loc.file)))
+		add_caret(&b, n, e->loc.line, e->loc.col);
 	return npl_buf_detach(&b);
 }
 
 void npl_diag_flush(struct npl_diag *d, FILE *fp)
 {
-	for (; d->printed < d->n; d->printed++) {
-		char *s = npl_diag_format(d, &d->v[d->printed], !d->no_caret);
+	int shown = 0, more[3] = {0, 0, 0};
 
+	for (; d->printed < d->n; d->printed++) {
+		char *s;
+
+		/* a flood is counted, not printed: the first ones are what to fix first */
+		if (shown == NPL_DIAG_SHOWN) {
+			more[d->v[d->printed].sev]++;
+			continue;
+		}
+		s = npl_diag_format(d, &d->v[d->printed], !d->no_caret);
 		fprintf(fp, "npulaunch: %s\n", s);
 		free(s);
+		shown++;
+	}
+	if (more[NPL_ERROR] + more[NPL_WARNING] + more[NPL_NOTE]) {
+		const char *sep = "";
+		int i, total = more[NPL_ERROR] + more[NPL_WARNING] + more[NPL_NOTE];
+
+		fprintf(fp, "npulaunch: %d more message%s not shown (", total, total == 1 ? "" : "s");
+		for (i = NPL_ERROR; i >= NPL_NOTE; i--)
+			if (more[i]) {
+				fprintf(fp, "%s%d %s%s", sep, more[i], sev_name[i], more[i] == 1 ? "" : "s");
+				sep = ", ";
+			}
+		fputs(")\n", fp);
 	}
 	fflush(fp);
 }
@@ -289,6 +417,7 @@ void npl_diag_release(struct npl_diag *d)
 	for (i = 0; i < d->nnames; i++) {
 		free(d->names[i].name);
 		free(d->names[i].owned);
+		free(d->names[i].marks);
 	}
 	free(d->names);
 	free(d->slots);

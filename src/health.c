@@ -9,6 +9,7 @@
  */
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 
 #include "npulaunch/buf.h"
 #include "npulaunch/health.h"
+#include "npulaunch/util.h"
 
 #define REQUEST_MS 2000   /* no one request may take longer */
 
@@ -205,6 +207,22 @@ char *npl_served_model(const char *base, long timeout_ms)
 	return NULL;
 }
 
+/* A line of npl_wait()'s report: the URLs and the errors are text from outside, escaped for
+ * the terminal. */
+static void report(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(FILE *out, const char *fmt, ...)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	npl_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	npl_print_text(out, npl_buf_str(&b));
+	npl_buf_release(&b);
+	fflush(out);
+}
+
 int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out)
 {
 	struct npl_probe_result *last = calloc((size_t)n + 1, sizeof(*last));
@@ -226,8 +244,7 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 			if (last[i].up) {
 				ready[i] = 1;
 				pending--;
-				fprintf(out, "ready      %s  (after %.1fs)\n", bases[i], now_s() - start);
-				fflush(out);
+				report(out, "ready      %s  (after %.1fs)\n", bases[i], now_s() - start);
 			}
 		}
 		if (!pending || now_s() >= deadline)
@@ -248,7 +265,7 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 	}
 	for (i = 0; i < n; i++)
 		if (!ready[i])
-			fprintf(out, "not ready  %s  (%s)\n", bases[i], last[i].error[0] ? last[i].error : "no answer");
+			report(out, "not ready  %s  (%s)\n", bases[i], last[i].error[0] ? last[i].error : "no answer");
 	for (i = 0; i < n; i++)
 		npl_probe_release(&last[i]);
 	free(last);

@@ -1400,17 +1400,73 @@ static int load_file(struct npl_db *db, struct npl_dbcache *cache, int dirfd, co
 	return load_cached(db, cache, path, rel, stp, text, len, source, d);
 }
 
-static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *dir, size_t rootlen,
-		     int source, struct npl_diag *d)
+/* The folders one walk has read, by device and inode: a symbolic link back up the tree, or two
+ * links to one folder, would make the walk endless or exponential. */
+struct seen {
+	struct {
+		dev_t dev;
+		ino_t ino;
+		const char *path;
+	} *v;
+	size_t n, cap;   /* open addressing; cap a power of two */
+};
+
+/* Where folder (dev, ino) is in the set, or the empty slot where it belongs. */
+static size_t seen_slot(const struct seen *s, dev_t dev, ino_t ino)
+{
+	size_t i = ((size_t)ino * 0x9e3779b97f4a7c15ull ^ (size_t)dev) & (s->cap - 1);
+
+	while (s->v[i].path && (s->v[i].dev != dev || s->v[i].ino != ino))
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+/* The path under which the walk read folder st already, or NULL after noting it as path. */
+static const char *seen_before(struct seen *s, const struct stat *st, const char *path)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		struct seen bigger = {NULL, 0, s->cap ? 2 * s->cap : 64};
+
+		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
+		if (!bigger.v)
+			npl_oom();
+		for (i = 0; i < s->cap; i++)
+			if (s->v[i].path)
+				bigger.v[seen_slot(&bigger, s->v[i].dev, s->v[i].ino)] = s->v[i];
+		bigger.n = s->n;
+		free(s->v);
+		*s = bigger;
+	}
+	i = seen_slot(s, st->st_dev, st->st_ino);
+	if (s->v[i].path)
+		return s->v[i].path;
+	s->v[i].dev = st->st_dev;
+	s->v[i].ino = st->st_ino;
+	s->v[i].path = path;
+	s->n++;
+	return NULL;
+}
+
+static int load_tree(struct npl_db *db, struct npl_dbcache *cache, struct seen *seen, const char *dir,
+		     size_t rootlen, int source, struct npl_diag *d)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	struct dentry *ents = NULL;
 	size_t n = 0, cap = 0, i, dlen = strlen(dir);
 	int rc = 0;
+	struct stat st;
+	const char *first;
 
 	if (!dp)
 		return npl_error(d, NULL, "cannot open recipe folder '%s': %s", dir, strerror(errno));
+	if (fstat(dirfd(dp), &st) == 0 && (first = seen_before(seen, &st, dir))) {
+		closedir(dp);
+		return npl_error(d, NULL, "recipe folder '%s' is '%s' again (a symbolic link?); "
+				 "each folder is read once", dir, first);
+	}
 	while ((de = readdir(dp))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -1438,7 +1494,7 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, const char *d
 		qsort(ents, n, sizeof(*ents), dentcmp);
 	for (i = 0; i < n; i++) {
 		if (ents[i].dir) {
-			if (load_tree(db, cache, ents[i].path, rootlen, source, d))
+			if (load_tree(db, cache, seen, ents[i].path, rootlen, source, d))
 				rc = -1;
 		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
 			if (load_file(db, cache, dirfd(dp), ents[i].path + dlen + 1, ents[i].path,
@@ -1467,8 +1523,10 @@ int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
 	{
 		char *real = realpath(dir, NULL);
 		struct npl_dbcache *cache = npl_dbcache_open(real ? real : dir);
-		int rc = load_tree(db, cache, dir, n, source, d);
+		struct seen seen = {NULL, 0, 0};
+		int rc = load_tree(db, cache, &seen, dir, n, source, d);
 
+		free(seen.v);
 		npl_dbcache_close(cache);
 		free(real);
 		return rc;

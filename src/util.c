@@ -11,23 +11,64 @@
 #include "npulaunch/arena.h"
 #include "npulaunch/util.h"
 
-char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+/* What a file is, for a message refusing one that is not regular. */
+static const char *file_kind(mode_t m)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "a special file";
+}
+
+static int too_large(const char *path, size_t max, struct npl_diag *d)
+{
+	if (max >= ((size_t)1 << 20) && max % ((size_t)1 << 20) == 0)
+		return npl_error(d, NULL, "cannot read '%s': larger than %zu MiB, the limit for this kind of file",
+				 path, max >> 20);
+	return npl_error(d, NULL, "cannot read '%s': larger than %zu bytes, the limit for this kind of file",
+			 path, max);
+}
+
+int npl_open_regular(const char *path, int nofollow, size_t max, struct stat *st, struct npl_diag *d)
+{
+	/* O_NONBLOCK: opening a FIFO waits for a writer; the check below refuses it anyway */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0)
+		return npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+	if (fstat(fd, st) != 0) {
+		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* what was opened, not what the name was: a link to /dev/zero is /dev/zero */
+	if (!S_ISREG(st->st_mode)) {
+		npl_error(d, NULL, "cannot read '%s': %s, not a regular file", path, file_kind(st->st_mode));
+		close(fd);
+		return -1;
+	}
+	if ((unsigned long long)st->st_size > max) {
+		too_large(path, max, d);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *npl_read_file_max(struct npl_arena *a, const char *path, size_t max, size_t *len,
+			struct npl_diag *d)
+{
 	struct stat st;
+	int fd = npl_open_regular(path, 0, max, &st, d);
 	size_t cap, got = 0, size = 0;
 	char *p;
 
-	if (fd < 0) {
-		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+	if (fd < 0)
 		return NULL;
-	}
 	/* A regular file's size is known: a read of size + 1 bytes that returns exactly size
 	 * is its end (open, fstat, read, close: a database may hold thousands of files).
-	 * procfs and sysfs sizes are not the truth, pipes have none: those read until 0. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	 * procfs and sysfs sizes are not the truth: those read until 0, up to max all the same. */
+	if (st.st_size > 0)
 		size = (size_t)st.st_size;
-	cap = size ? size + 1 : 4096;
+	cap = size ? size + 1 : max < 4096 ? max + 1 : 4096;
 	p = a ? npl_arena_alloc(a, cap + 1) : malloc(cap + 1);
 	if (!p)
 		npl_oom();
@@ -36,8 +77,11 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
+		if (r < 0)
 			npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
+		else if (got + (size_t)r > max)
+			too_large(path, max, d);   /* it grew, or said no size */
+		if (r < 0 || got + (size_t)r > max) {
 			close(fd);
 			if (!a)
 				free(p);
@@ -47,16 +91,18 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 		if (r == 0 || (size && got == size))
 			break;
 		if (got == cap) {
+			size_t ncap = cap > max / 2 ? max + 1 : cap * 2 + 1;
+
 			if (a) {
-				p = npl_arena_grow(a, p, got, cap * 2 + 1, 1);
+				p = npl_arena_grow(a, p, got, ncap + 1, 1);
 			} else {
-				char *q = realloc(p, cap * 2 + 1);
+				char *q = realloc(p, ncap + 1);
 
 				if (!q)
 					npl_oom();
 				p = q;
 			}
-			cap *= 2;
+			cap = ncap;
 		}
 	}
 	close(fd);
@@ -66,9 +112,14 @@ char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struc
 	return p;
 }
 
+char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d)
+{
+	return npl_read_file_max(a, path, NPL_READ_MAX, len, d);
+}
+
 char *npl_read_file(const char *path, size_t *len, struct npl_diag *d)
 {
-	return npl_read_file_in(NULL, path, len, d);
+	return npl_read_file_max(NULL, path, NPL_READ_MAX, len, d);
 }
 
 int npl_is_dir(const char *path)
@@ -199,6 +250,135 @@ void npl_shell_quote(struct npl_buf *b, const char *s)
 			npl_buf_putc(b, *s);
 	}
 	npl_buf_putc(b, '\'');
+}
+
+/* The length of the valid UTF-8 character at s (n > 0 bytes, the first one 0x80 or more), 0 when
+ * it is not one: overlong, a surrogate, past U+10FFFF, cut short, a stray byte. */
+static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len, i;
+	unsigned c = s[0], min;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, c &= 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, c &= 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, c &= 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = (unsigned char)*s;
+	unsigned cp;
+	size_t len;
+	char e[7];
+
+	if (c >= 0x20 && c < 0x7f) {
+		if (b)
+			npl_buf_putc(b, (char)c);
+		return 1;
+	}
+	len = c >= 0x80 ? utf8_len((const unsigned char *)s, n, &cp) : 0;
+	if (!b)
+		return len ? len : 1;
+	if (len && cp >= 0xa0) {
+		npl_buf_add(b, s, len);
+		return len;
+	}
+	if (len) {   /* C1: \u0080 to \u009f, which terminals take as ESC sequences */
+		memcpy(e, "\\u00", 4);
+		e[4] = hex[cp >> 4];
+		e[5] = hex[cp & 15];
+		npl_buf_add(b, e, 6);
+		return len;
+	}
+	e[0] = '\\';
+	e[1] = 'x';
+	e[2] = hex[c >> 4];
+	e[3] = hex[c & 15];
+	npl_buf_add(b, e, 4);
+	return 1;
+}
+
+/* Where a cut of s (n bytes) at i should fall so as not to split a character: back (dir -1) or
+ * forward (dir 1) over at most 3 continuation bytes. */
+static size_t char_edge(const char *s, size_t n, size_t i, int dir)
+{
+	int k;
+
+	for (k = 0; k < 3 && i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80; k++)
+		i = dir < 0 ? i - 1 : i + 1;
+	return i;
+}
+
+void npl_escape(struct npl_buf *b, const char *s, size_t n, size_t width)
+{
+	size_t i = 0, head = n, tail = n;
+
+	if (width && n > width) {
+		head = char_edge(s, n, width - width / 4, -1);
+		tail = char_edge(s, n, n - width / 4, 1);
+	}
+	while (i < head)
+		i += npl_escape_char(b, s + i, head - i);
+	if (head == n)
+		return;
+	npl_buf_puts(b, "...");
+	for (i = tail; i < n;)
+		i += npl_escape_char(b, s + i, n - i);
+}
+
+const char *npl_escape_in(struct npl_arena *a, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *p;
+	size_t n = strlen(s);
+	char *r;
+
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			break;
+	if (!*p)
+		return s;
+	npl_escape(&b, s, n, 0);
+	r = npl_arena_strndup(a, npl_buf_str(&b), b.len);
+	npl_buf_release(&b);
+	return r;
+}
+
+void npl_print_text(FILE *fp, const char *s)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+
+		npl_escape(&b, s, n, 0);
+		s += n;
+		if (*s == '\n')
+			npl_buf_putc(&b, *s++);
+		if (b.len >= 64 * 1024) {
+			fwrite(b.data, 1, b.len, fp);
+			npl_buf_reset(&b);
+		}
+	}
+	fwrite(npl_buf_str(&b), 1, b.len, fp);
+	npl_buf_release(&b);
 }
 
 int npl_starts_with(const char *s, const char *prefix)

@@ -2,7 +2,10 @@
  * diag.h: diagnostics. Modules never print or exit: they record a located
  * message here and return -1 (or NULL). Commands print the collected messages
  * as `npulaunch: FILE:LINE:COL: error: MESSAGE`, followed by the source line
- * and a caret when the file's text is known. The diag keeps its own copy of
+ * and a caret when the file's text is known: file names, messages and source
+ * lines escaped for the terminal (util.h's npl_escape()), a long message cut in
+ * its middle, a long source line shown as a window around the column, and at
+ * most NPL_DIAG_SHOWN messages per flush. The diag keeps its own copy of
  * every file name it is given; the texts given to npl_diag_source() must
  * outlive it. A message identical to one already recorded (same severity,
  * place and text: every instance and node of a role resolves the same flags)
@@ -39,6 +42,10 @@ struct npl_diag_name {
 	const char *text;
 	char *owned;            /* the text, when the diag read the file itself */
 	int read;               /* the diag tried to read it */
+	size_t *marks;          /* where lines 1, 65, 129, ... start, once a caret needs them */
+	int nmarks;
+	int at_line, at_col;    /* the place of the last caret, at byte at_off: the next one walks */
+	size_t at_off;          /* on from there when it is further on the same line */
 };
 
 struct npl_diag {
@@ -58,6 +65,9 @@ struct npl_diag {
 };
 
 #define NPL_DIAG_INIT {0}
+
+/* The most messages one npl_diag_flush() prints; it counts the rest in one line. */
+#define NPL_DIAG_SHOWN 100
 
 /* Record a message; loc may be NULL. A repeat of a recorded message is dropped (and counted in
  * repeats). */

@@ -6,6 +6,8 @@
 #define NPL_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "npulaunch/arena.h"
@@ -14,10 +16,26 @@
 
 #define NPL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Read a whole file into malloc'ed memory (NUL-terminated); NULL and a diagnostic on error. */
-char *npl_read_file(const char *path, size_t *len, struct npl_diag *d);
-/* The same into arena memory when a is not NULL. */
+/* The most npulaunch reads of a recipe, site file, template, manifest or journal (16 MiB). */
+#define NPL_READ_MAX ((size_t)16 << 20)
+/* The most it reads of bench_serving's results: a record per run, with per-request details. */
+#define NPL_READ_MAX_RESULTS ((size_t)256 << 20)
+
+/* Open a file to read, as every reader does: without blocking (a FIFO), without taking a
+ * terminal, and without following a last symbolic link when nofollow. Only a regular file of at
+ * most max bytes will do (the opened file is checked: a link to one is fine, to /dev/zero is
+ * not). The descriptor (close-on-exec) and the file's stat data; -1 and a diagnostic naming the
+ * file otherwise. */
+int npl_open_regular(const char *path, int nofollow, size_t max, struct stat *st, struct npl_diag *d);
+/* Read a whole regular file of at most max bytes (see npl_open_regular()) into arena memory, or
+ * malloc'ed memory when a is NULL, NUL-terminated; NULL and a diagnostic naming the file
+ * otherwise. The one function through which npulaunch reads its inputs. */
+char *npl_read_file_max(struct npl_arena *a, const char *path, size_t max, size_t *len,
+			struct npl_diag *d);
+/* npl_read_file_max() with NPL_READ_MAX, into arena memory when a is not NULL. */
 char *npl_read_file_in(struct npl_arena *a, const char *path, size_t *len, struct npl_diag *d);
+/* npl_read_file_max() with NPL_READ_MAX, into malloc'ed memory. */
+char *npl_read_file(const char *path, size_t *len, struct npl_diag *d);
 /* Create a directory and its parents (like mkdir -p); -1 and a diagnostic on error. */
 int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d);
 /* 1 when path names an existing directory. */
@@ -32,6 +50,21 @@ const char *npl_did_you_mean(const char *word, const char *const *cands, int n);
 int npl_shell_safe(const char *s);
 /* Append s as one shell word: bare when safe, else single-quoted. */
 void npl_shell_quote(struct npl_buf *b, const char *s);
+
+/* Append the one character at s (n > 0 bytes) for a terminal: a C0 control, DEL or a byte that
+ * does not start valid UTF-8 as \xNN, a C1 control as \u00NN, any other UTF-8 character as it
+ * is. Returns the bytes of s it took (1 to 4); with b NULL, only that. */
+size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n);
+/* Append n bytes of s for a terminal, each character as npl_escape_char() writes it; when width
+ * is not 0 and n exceeds it, only the first three quarters and the last quarter of width bytes,
+ * with "..." between. Every human output of text from outside (files, servers) goes through it. */
+void npl_escape(struct npl_buf *b, const char *s, size_t n, size_t width);
+/* s escaped for a terminal (npl_escape(), no width) in arena memory; s itself when it needs no
+ * escaping. */
+const char *npl_escape_in(struct npl_arena *a, const char *s);
+/* Write s to fp for a terminal: each line as npl_escape() writes it (no width), the newlines
+ * kept. For human output built from outside text with no controls of its own (no colours). */
+void npl_print_text(FILE *fp, const char *s);
 
 /* 1 when s starts with prefix. */
 int npl_starts_with(const char *s, const char *prefix);

@@ -6,6 +6,7 @@
  *   http_stub garbage LOG     200 everywhere, bodies that are not JSON
  *   http_stub hang LOG        accepts connections and never answers
  *   http_stub newer LOG       only the newer /model_info (no /get_model_info)
+ *   http_stub hostile LOG     as ok, with terminal controls in the served model path
  * It binds 127.0.0.1 on a free port, prints the port on stdout, and appends
  * "METHOD PATH CODE" per request to LOG. It stops on SIGTERM.
  */
@@ -58,6 +59,9 @@ static void answer(struct conn *c)
 	} else if (!strcmp(mode, "garbage")) {
 		type = "text/html";
 		body = "<html>this is not JSON</html>";
+	} else if (!strcmp(path, "/get_model_info") && !strcmp(mode, "hostile")) {
+		body = "{\"model_path\": \"/models/\\u001b]0;owned\\u0007\\u001b[2J\\u009b31mX\", "
+		       "\"is_generation\": true}";
 	} else if (!strcmp(path, "/get_model_info") && strcmp(mode, "newer")) {
 		body = "{\"model_path\": \"/models/Stub-Model\", \"is_generation\": true}";
 	} else if (!strcmp(path, "/model_info")) {

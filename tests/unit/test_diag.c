@@ -1,6 +1,8 @@
 /* test_diag.c: diag.h's one message per problem: a message identical to a recorded one (same
  * severity, place and text) is dropped, the counts are distinct problems, the order is that of
- * first appearance; the rest of diag.h is in test_util.c. */
+ * first appearance; what reaches the terminal is escaped, cut to a sane width and, past a
+ * limit, counted rather than printed, in time linear in the input; the rest of diag.h is in
+ * test_util.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "npulaunch/diag.h"
+#include "npulaunch/util.h"
 
 #include "unit.h"
 
@@ -155,6 +159,152 @@ static void test_many(void **state)
 	npl_diag_release(&d);
 }
 
+/* Control characters in a message (from a value, a key, a file name) and in a source line
+ * reach the terminal escaped; UTF-8 passes as it is. */
+static void test_escaped(void **state)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	char *s;
+
+	(void)state;
+	npl_diag_source(&d, "r\x1b]0;x\a.yaml", "id: \x1b[2J\xc2\x9b" "1m 모델\r\n");
+	npl_error(&d, &(struct npl_loc){"r\x1b]0;x\a.yaml", 1, 10}, "unknown key '%s' (모델)", "\x1b[2J\x7f");
+	s = npl_diag_format(&d, &d.v[0], 1);
+	assert_string_equal(s, "r\\x1b]0;x\\x07.yaml:1:10: error: unknown key '\\x1b[2J\\x7f' (모델)\n"
+			       "    1 | id: \\x1b[2J\\u009b1m 모델\n"
+			       "      |                  ^");
+	free(s);
+	/* columns count characters, as libyaml does: a UTF-8 character is one */
+	npl_diag_source(&d, "k.yaml", "이름: 값\n");
+	npl_error(&d, &(struct npl_loc){"k.yaml", 1, 5}, "bad value");
+	s = npl_diag_format(&d, &d.v[1], 1);
+	assert_string_equal(s, "k.yaml:1:5: error: bad value\n"
+			       "    1 | 이름: 값\n"
+			       "      |     ^");
+	free(s);
+	npl_diag_release(&d);
+}
+
+/* A long message is cut in its middle; a long source line shows a window around the column,
+ * the caret still under it. */
+static void test_cut(void **state)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	size_t n = 50000;
+	char *key = malloc(n + 1), *text = malloc(n + 16), *s, *want;
+	size_t i;
+
+	(void)state;
+	assert_non_null(key);
+	assert_non_null(text);
+	memset(key, 'k', n);
+	key[n] = '\0';
+	snprintf(text, n + 16, "%s: 1\n", key);
+	npl_diag_source(&d, "r.yaml", text);
+	npl_error(&d, &(struct npl_loc){"r.yaml", 1, 1}, "unknown key '%s' in a model", key);
+	npl_error(&d, &(struct npl_loc){"r.yaml", 1, 40000}, "here");
+	npl_error(&d, &(struct npl_loc){"r.yaml", 1, (int)n + 1}, "the colon");
+
+	s = npl_diag_format(&d, &d.v[0], 0);
+	assert_true(strlen(s) < 1200);
+	assert_true(npl_starts_with(s, "r.yaml:1:1: error: unknown key 'kkkk"));
+	assert_non_null(strstr(s, "kkk...kkk"));
+	assert_true(npl_ends_with(s, "kkk' in a model"));
+	free(s);
+
+	/* from the start: the first 120 characters */
+	want = malloc(1000);
+	assert_non_null(want);
+	s = npl_diag_format(&d, &d.v[0], 1);
+	i = strlen(s);
+	assert_true(i < 1500);
+	snprintf(want, 1000, "\n    1 | %.120s...\n      | ^", key);
+	assert_true(npl_ends_with(s, want));
+	free(s);
+	/* in the middle: 60 characters either side */
+	s = npl_diag_format(&d, &d.v[1], 1);
+	snprintf(want, 1000, "r.yaml:1:40000: error: here\n    1 | ...%.120s...\n      | %63s^", key, "");
+	assert_string_equal(s, want);
+	free(s);
+	/* near the end */
+	s = npl_diag_format(&d, &d.v[2], 1);
+	snprintf(want, 1000, "r.yaml:1:%zu: error: the colon\n    1 | ...%.60s: 1\n      | %63s^", n + 1, key, "");
+	assert_string_equal(s, want);
+	free(s);
+	free(want);
+	free(key);
+	npl_diag_release(&d);
+	free(text);
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s += strlen(what))
+		n++;
+	return n;
+}
+
+/* A flush prints at most NPL_DIAG_SHOWN messages and counts the rest in one line; the next
+ * flush (a later stage) prints its own. */
+static void test_flush_limit(void **state)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	int i;
+	char *s;
+
+	(void)state;
+	npl_diag_source(&d, "r.yaml", "a: 1\n");
+	for (i = 0; i < 240; i++)
+		npl_error(&d, &(struct npl_loc){"r.yaml", 1, i + 1}, "problem %d", i);
+	for (i = 0; i < 10; i++)
+		npl_warn(&d, NULL, "odd %d", i);
+	s = flush_to_string(&d);
+	assert_int_equal(count(s, "npulaunch: "), NPL_DIAG_SHOWN + 1);
+	assert_int_equal(count(s, "error: problem"), NPL_DIAG_SHOWN);
+	assert_non_null(strstr(s, "error: problem 99\n"));
+	assert_null(strstr(s, "problem 100\n"));
+	assert_true(npl_ends_with(s, "\nnpulaunch: 150 more messages not shown (140 errors, 10 warnings)\n"));
+	free(s);
+	assert_int_equal(d.printed, 250);
+	npl_error(&d, NULL, "later");
+	s = flush_to_string(&d);
+	assert_string_equal(s, "npulaunch: error: later\n");
+	free(s);
+	npl_diag_release(&d);
+}
+
+/* A caret costs the line it shows, not a scan of the file: 200,000 messages on a file of
+ * 200,000 lines format at once, in any order (this hangs, not fails, if it is quadratic). */
+static void test_carets_linear(void **state)
+{
+	struct npl_diag d = NPL_DIAG_INIT;
+	int i, n = 200000;
+	char *text = malloc((size_t)n * 4 + 1), *s, want[64];
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < n; i++)
+		memcpy(text + 4 * i, "---\n", 4);
+	text[4 * n] = '\0';
+	alarm(20);
+	npl_diag_source(&d, "docs.yaml", text);
+	for (i = 0; i < n; i++)
+		npl_error(&d, &(struct npl_loc){"docs.yaml", i + 1, 1}, "not a mapping");
+	for (i = 0; i < n; i++) {
+		int k = i % 2 ? i : n - 1 - i;   /* forwards and backwards */
+
+		s = npl_diag_format(&d, &d.v[k], 1);
+		snprintf(want, sizeof(want), "\n%5d | ---\n      | ^", k + 1);
+		assert_true(npl_ends_with(s, want));
+		free(s);
+	}
+	alarm(0);
+	npl_diag_release(&d);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +312,10 @@ int main(void)
 		cmocka_unit_test(test_near_repeats_kept),
 		cmocka_unit_test(test_repeat_after_flush),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_escaped),
+		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_flush_limit),
+		cmocka_unit_test(test_carets_linear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

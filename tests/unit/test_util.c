@@ -291,7 +291,7 @@ static void test_read_file(void **state)
 	{
 		char want[256];
 
-		snprintf(want, sizeof(want), "cannot read '%s': Is a directory", dir);
+		snprintf(want, sizeof(want), "cannot read '%s': a directory, not a regular file", dir);
 		expect_one_error(&d, want);
 	}
 
@@ -330,35 +330,13 @@ static void test_read_file(void **state)
 		npl_arena_release(&a);
 	}
 
-	/* no size to go by: procfs says 0, a pipe says nothing; read to the end all the same */
+	/* no size to go by: procfs says 0; read to the end all the same */
 	text = npl_read_file("/proc/self/maps", &len, &d);
 	assert_non_null(text);
 	assert_true(len > 100);
 	assert_int_equal(strlen(text), len);
 	assert_non_null(strstr(text, "\n"));
 	free(text);
-	{
-		int fds[2];
-		char fdpath[64];
-		pid_t pid;
-
-		assert_int_equal(pipe(fds), 0);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(fds[0]);
-			_exit(write(fds[1], big, 200000) == 200000 ? 0 : 1);
-		}
-		close(fds[1]);
-		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fds[0]);
-		text = npl_read_file(fdpath, &len, &d);
-		close(fds[0]);
-		waitpid(pid, NULL, 0);
-		assert_non_null(text);
-		assert_int_equal(len, 200000);
-		assert_string_equal(text, big);
-		free(text);
-	}
 	free(big);
 
 	assert_int_equal(d.errors, 0);
@@ -386,6 +364,209 @@ static void test_read_file_empty(void **state)
 	assert_int_equal(len, 0);
 	assert_int_equal(d.n, 0);
 	assert_int_equal(first, '\0');
+}
+
+/* Only regular files are read, without blocking: a FIFO with no writer, a pipe whose writer never
+ * writes, /dev/zero and a symbolic link to it are refused at once, each named; a symbolic link to
+ * a regular file reads it, unless the caller forbids links. */
+static void test_read_file_refuses(void **state)
+{
+	char dir[64], path[128], link[128], want[384], fdpath[64];
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct stat st;
+	int fds[2], fd;
+	char *text;
+
+	(void)state;
+	make_tmpdir(dir, sizeof(dir));
+	alarm(20);   /* a read that blocks fails the test instead of hanging it */
+
+	snprintf(path, sizeof(path), "%s/site.yaml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_null(npl_read_file(path, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a FIFO, not a regular file", path);
+	expect_one_error(&d, want);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(pipe(fds), 0);   /* the writer is open and silent */
+	snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fds[0]);
+	assert_null(npl_read_file(fdpath, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a FIFO, not a regular file", fdpath);
+	expect_one_error(&d, want);
+	close(fds[0]);
+	close(fds[1]);
+
+	assert_null(npl_read_file("/dev/zero", NULL, &d));
+	expect_one_error(&d, "cannot read '/dev/zero': a character device, not a regular file");
+
+	snprintf(link, sizeof(link), "%s/recipe.yaml", dir);
+	assert_int_equal(symlink("/dev/zero", link), 0);
+	assert_null(npl_read_file(link, NULL, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': a character device, not a regular file", link);
+	expect_one_error(&d, want);
+	assert_int_equal(unlink(link), 0);
+
+	/* a link to a regular file is that file; the cache's own files take no link */
+	snprintf(path, sizeof(path), "%s/real.yaml", dir);
+	write_file(path, "kind: model\n", 12);
+	assert_int_equal(symlink(path, link), 0);
+	text = npl_read_file(link, NULL, &d);
+	assert_non_null(text);
+	assert_string_equal(text, "kind: model\n");
+	free(text);
+	assert_int_equal(d.n, 0);
+	fd = npl_open_regular(link, 0, NPL_READ_MAX, &st, &d);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 12);
+	close(fd);
+	assert_int_equal(npl_open_regular(link, 1, NPL_READ_MAX, &st, &d), -1);
+	snprintf(want, sizeof(want), "cannot read '%s': %s", link, strerror(ELOOP));
+	expect_one_error(&d, want);
+	fd = npl_open_regular(path, 1, NPL_READ_MAX, &st, &d);
+	assert_true(fd >= 0);
+	close(fd);
+
+	alarm(0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A file larger than the limit is refused, saying the limit, whether its size is known from
+ * fstat or only from reading (procfs says 0); a file of exactly the limit is read. */
+static void test_read_file_limit(void **state)
+{
+	char dir[64], path[128], want[384], *text;
+	struct npl_diag d = NPL_DIAG_INIT;
+	size_t len;
+
+	(void)state;
+	make_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f.yaml", dir);
+	write_file(path, "0123456789", 10);
+	text = npl_read_file_max(NULL, path, 10, &len, &d);
+	assert_non_null(text);
+	assert_int_equal(len, 10);
+	free(text);
+	assert_null(npl_read_file_max(NULL, path, 9, &len, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': larger than 9 bytes, the limit for this kind of file", path);
+	expect_one_error(&d, want);
+	{
+		struct npl_arena a;
+
+		npl_arena_init(&a);
+		assert_null(npl_read_file_max(&a, "/proc/self/maps", 64, &len, &d));
+		expect_one_error(&d, "cannot read '/proc/self/maps': larger than 64 bytes, the limit for this kind of file");
+		npl_arena_release(&a);
+	}
+	/* the default limit, in MiB */
+	assert_int_equal(truncate(path, (off_t)NPL_READ_MAX + 1), 0);
+	assert_null(npl_read_file(path, &len, &d));
+	snprintf(want, sizeof(want), "cannot read '%s': larger than 16 MiB, the limit for this kind of file", path);
+	expect_one_error(&d, want);
+	assert_int_equal(truncate(path, (off_t)NPL_READ_MAX), 0);
+	text = npl_read_file(path, &len, &d);
+	assert_non_null(text);
+	assert_int_equal(len, NPL_READ_MAX);
+	free(text);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Text for a terminal: controls and bytes that are not UTF-8 escaped, UTF-8 kept; a long text
+ * cut in its middle. */
+static void test_escape(void **state)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	struct npl_arena a;
+	const char *s;
+
+	(void)state;
+#define ESC(in, width, want)                                                  \
+	do {                                                                  \
+		npl_buf_reset(&b);                                            \
+		npl_escape(&b, in, sizeof(in) - 1, width);                    \
+		assert_string_equal(npl_buf_str(&b), want);                   \
+	} while (0)
+	ESC("plain /models/Kimi-K2.6 ok", 0, "plain /models/Kimi-K2.6 ok");
+	ESC("\x1b]0;owned\x07\x1b[2J", 0, "\\x1b]0;owned\\x07\\x1b[2J");
+	ESC("a\tb\nc\rd\x7f" "e", 0, "a\\x09b\\x0ac\\x0dd\\x7fe");
+	ESC("nul\0after", 0, "nul\\x00after");
+	ESC("\xc2\x9b" "31m", 0, "\\u009b31m");                       /* C1 CSI as UTF-8 */
+	ESC("\x9b" "31m", 0, "\\x9b31m");                             /* C1 CSI as a byte */
+	ESC("모델 경로 é ü 😀", 0, "모델 경로 é ü 😀");                /* UTF-8 kept */
+	ESC("\xc3\x28", 0, "\\xc3(");                                 /* a lead byte alone */
+	ESC("\xc0\xaf", 0, "\\xc0\\xaf");                             /* overlong '/' */
+	ESC("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");                    /* a surrogate */
+	ESC("\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80");           /* past U+10FFFF */
+	ESC("\xe2\x82", 0, "\\xe2\\x82");                             /* cut short */
+	ESC("\xff\xfe", 0, "\\xff\\xfe");
+	ESC("\xe2\x80\xae", 0, "\xe2\x80\xae");                       /* U+202E is UTF-8, kept */
+	/* cut in the middle, at a character's edge */
+	ESC("abcdefghijklmnopqrstuvwxyz", 26, "abcdefghijklmnopqrstuvwxyz");
+	ESC("abcdefghijklmnopqrstuvwxyz", 12, "abcdefghi...xyz");
+	ESC("경경경경경경경경경경경경경경경경", 12, "경경경...경");
+	ESC("\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 8, "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b...\\x1b\\x1b");
+#undef ESC
+	/* with no buffer, only the length it takes */
+	assert_int_equal(npl_escape_char(NULL, "a", 1), 1);
+	assert_int_equal(npl_escape_char(NULL, "\x1b[", 2), 1);
+	assert_int_equal(npl_escape_char(NULL, "모델", 6), 3);
+	assert_int_equal(npl_escape_char(NULL, "\xc2\x9b", 2), 2);
+	assert_int_equal(npl_escape_char(NULL, "\xe2\x82", 2), 1);
+	assert_int_equal(npl_escape_char(NULL, "😀", 4), 4);
+	/* any bytes at all: what comes out is printable ASCII and valid UTF-8 above U+009F */
+	{
+		unsigned seed = 1;
+		int round, i;
+
+		for (round = 0; round < 20000; round++) {
+			unsigned char in[24];
+			const unsigned char *o;
+			size_t n = (size_t)(round % 24), k;
+
+			for (k = 0; k < n; k++) {
+				seed = seed * 1103515245u + 12345u;
+				in[k] = (unsigned char)(seed >> 16);
+				if (round % 3 == 0 && in[k] >= 0x80)
+					in[k] = (unsigned char)(0x80 | (in[k] & 0x3f)) | (k % 4 == 0 ? 0x40 : 0);
+			}
+			npl_buf_reset(&b);
+			npl_escape(&b, (const char *)in, n, round % 2 ? 0 : 12);
+			o = (const unsigned char *)npl_buf_str(&b);
+			for (k = 0; k < b.len;) {
+				int len = o[k] < 0x80 ? 1 : o[k] >= 0xf0 ? 4 : o[k] >= 0xe0 ? 3 : 2;
+
+				assert_true(o[k] >= 0x20 && o[k] != 0x7f);
+				assert_true(o[k] < 0x80 || (o[k] >= 0xc2 && o[k] <= 0xf4));
+				assert_false(o[k] == 0xc2 && k + 1 < b.len && o[k + 1] < 0xa0);
+				assert_true(k + (size_t)len <= b.len);
+				for (i = 1; i < len; i++)
+					assert_int_equal(o[k + (size_t)i] & 0xc0, 0x80);
+				k += (size_t)len;
+			}
+		}
+	}
+	npl_buf_release(&b);
+
+	/* whole lines of text: the newlines kept */
+	{
+		FILE *fp = tmpfile();
+		char got[64] = "";
+
+		assert_non_null(fp);
+		npl_print_text(fp, "a\x1b\nb\tc\n\n모\xff");
+		rewind(fp);
+		assert_int_equal(fread(got, 1, sizeof(got) - 1, fp), strlen("a\\x1b\nb\\x09c\n\n모\\xff"));
+		assert_string_equal(got, "a\\x1b\nb\\x09c\n\n모\\xff");
+		fclose(fp);
+	}
+
+	npl_arena_init(&a);
+	s = "nothing to escape";
+	assert_ptr_equal(npl_escape_in(&a, s), s);
+	assert_string_equal(npl_escape_in(&a, "bell\a"), "bell\\x07");
+	npl_arena_release(&a);
 }
 
 static void test_mkdirs(void **state)
@@ -928,7 +1109,7 @@ static void test_diag_caret(void **state)
 	npl_error(&d, &(struct npl_loc){"f.yaml", 14, 5}, "bad key");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 1, 1}, "first");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 15, 2}, "tab");
-	npl_error(&d, &(struct npl_loc){"f.yaml", 16, 2}, "control");
+	npl_error(&d, &(struct npl_loc){"f.yaml", 16, 3}, "control");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 17, 1}, "empty line");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 18, 6}, "no newline");
 	npl_error(&d, &(struct npl_loc){"f.yaml", 19, 1}, "past the end");
@@ -944,11 +1125,11 @@ static void test_diag_caret(void **state)
 				"    1 | l1\n"
 				"      | ^");
 	expect_format(&d, 2, 1, "f.yaml:15:2: error: tab\n"
-				"   15 | \tx: y\n"
-				"      |  ^");
-	expect_format(&d, 3, 1, "f.yaml:16:2: error: control\n"
-				"   16 | a?b?\n"
-				"      |  ^");
+				"   15 | \\x09x: y\n"
+				"      |     ^");
+	expect_format(&d, 3, 1, "f.yaml:16:3: error: control\n"
+				"   16 | a\\x01b\n"
+				"      |      ^");
 	expect_format(&d, 4, 1, "f.yaml:17:1: error: empty line\n"
 				"   17 | \n"
 				"      | ^");
@@ -1062,6 +1243,9 @@ int main(void)
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_file_empty),
+		cmocka_unit_test(test_read_file_refuses),
+		cmocka_unit_test(test_read_file_limit),
+		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_mkdirs_empty_path),
 		cmocka_unit_test(test_buf_add_and_printf),
