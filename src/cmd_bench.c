@@ -54,13 +54,15 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		case 'n': dry = 1; break;
 		case 'o': out = optarg; break;
 		case 'H': host = optarg; break;
-		case 'P':
-			port = npl_parse_uint(optarg);
-			if (port <= 0 || port > 65535) {
-				rc = npl_cli_usage_error("bench", "--port '%s' is not a port", optarg);
+		case 'P': {
+			static const struct npl_number_spec port_spec = {"a port", 1, 65535, 1};
+			double v;
+
+			if ((rc = npl_cli_number("bench", "--port", optarg, &port_spec, &v)))
 				goto out;
-			}
+			port = (int)v;
 			break;
+		}
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]); goto out;

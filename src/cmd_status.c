@@ -17,7 +17,7 @@ static void help(void)
 	     "endpoint is down.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --timeout S  bound of each request (default 2)\n"
+	     "  --timeout S  bound of each request, 0.001 to 3600, decimal like 1.5 (default 2)\n"
 	     "  --json       [{role, instance, url, up, code, latency_ms, model, error}]\n"
 	     "  -h, --help   this help\n"
 	     "\n"
@@ -25,6 +25,9 @@ static void help(void)
 	     "  cd deploy && npulaunch status\n"
 	     "  npulaunch status deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --prefill-ip 10.0.0.11 --decode-ip 10.0.0.12");
 }
+
+/* The bound of each request: a millisecond at least, an hour at most. */
+static const struct npl_number_spec request_seconds = {"a number of seconds", 0.001, 3600, 0};
 
 int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 {
@@ -46,16 +49,10 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': {
-			char *end;
-
-			timeout = strtod(optarg, &end);
-			if (*end || timeout <= 0) {
-				rc = npl_cli_usage_error("status", "--timeout '%s' is not a number of seconds", optarg);
+		case 't':
+			if ((rc = npl_cli_number("status", "--timeout", optarg, &request_seconds, &timeout)))
 				goto out;
-			}
 			break;
-		}
 		case 'j': json = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]); goto out;

@@ -1,0 +1,118 @@
+# Numbers from users and results files: one strict reader for every number that comes from a
+# flag, the environment or a file (decimal, finite, in range, else exit 2 with a message that
+# names where it came from and what is accepted); router.sh reads NPULAUNCH_WAIT_TIMEOUT as the
+# binary does and bounds each request alike; verify judges the last record whatever bytes
+# precede it; status refuses a deployment with nothing to probe; bench --host is an address.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { fail "jq is not installed"; finish; }
+B=$NPL_DATA/bench
+K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+# every command here must end by itself: a hang is a failure, not a stuck test
+TO=(timeout 20)
+
+start_http ok
+OK=$port
+start_http hang
+HANG=$port
+
+# ---- numbers refused everywhere: each a usage error (exit 2), at once -----------------------
+bad=(nan NaN inf -inf Infinity 1e999 1e3 99999999999999999999 0x10 -1 +1 ' 1' '1 ' .5 5. 1,5
+	'1 2' 1_000 $'1\n' 0b1 '' 1s)
+for v in "${bad[@]}"; do
+	expect_rc 2 "${TO[@]}" "$NPL" wait "http://127.0.0.1:$OK" --timeout "$v"
+	expect_grep "$T/err" "npulaunch: wait: --timeout '$v' is not a number of seconds from 0 to 604800 (decimal, like 1.5)"
+	expect_rc 2 "${TO[@]}" "$NPL" status "$T/none.json" --timeout "$v"
+	expect_grep "$T/err" "npulaunch: status: --timeout '$v' is not a number of seconds from 0.001 to 3600 (decimal, like 1.5)"
+	expect_rc 2 "${TO[@]}" "$NPL" verify "$B/pass.jsonl" $K20 --max-failed "$v"
+	expect_grep "$T/err" "npulaunch: verify: --max-failed '$v' is not a percentage from 0 to 100 (decimal, like 1.5)"
+	expect_rc 2 "${TO[@]}" "$NPL" bench $K20 --dry-run --port "$v"
+	expect_grep "$T/err" "npulaunch: bench: --port '$v' is not a port from 1 to 65535"
+	[[ -z $v ]] && continue   # an empty variable is an unset one
+	expect_rc 2 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" "$NPL" wait "http://127.0.0.1:$OK"
+	expect_grep "$T/err" "npulaunch: wait: NPULAUNCH_WAIT_TIMEOUT '$v' is not a number of seconds from 0 to 604800 (decimal, like 1.5)"
+done
+# out of range, though well formed
+expect_rc 2 "$NPL" wait "http://127.0.0.1:$OK" --timeout 604801
+expect_rc 2 "$NPL" wait "http://127.0.0.1:$OK" --timeout 604800.0000000000000000001
+expect_rc 2 "$NPL" status "$T/none.json" --timeout 0
+expect_rc 2 "$NPL" status "$T/none.json" --timeout 3600.5
+expect_rc 2 "$NPL" verify "$B/pass.jsonl" $K20 --max-failed 100.01
+expect_rc 2 "$NPL" bench $K20 --dry-run --port 0
+expect_rc 2 "$NPL" bench $K20 --dry-run --port 65536
+# accepted: decimal, a fraction where it makes sense, leading zeros
+expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --timeout 1.5
+expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --timeout 0010
+expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --timeout 604800
+expect_rc 0 env NPULAUNCH_WAIT_TIMEOUT=2.25 "$NPL" wait "http://127.0.0.1:$OK"
+expect_rc 0 env NPULAUNCH_WAIT_TIMEOUT= "$NPL" wait "http://127.0.0.1:$OK"
+expect_rc 0 "$NPL" verify "$B/pass.jsonl" $K20 --max-failed 2.5
+expect_rc 0 "$NPL" verify "$B/pass.jsonl" $K20 --max-failed 100
+expect_rc 0 "$NPL" bench $K20 --dry-run --port 08000
+expect_grep "$T/out" "--port 8000 "
+# a fractional timeout is kept, not rounded to whole seconds
+SECONDS=0
+expect_rc 1 "$NPL" wait "http://127.0.0.1:$HANG" --timeout 1.5
+expect_grep "$T/err" "wait: 1 of 1 server not ready after 1.5s"
+((SECONDS <= 4)) || fail "wait --timeout 1.5 on a hung server took ${SECONDS}s"
+
+# the other numbers users give: query budgets, cards, hit rates, datasets, CPU lists
+for v in nan 0x10 +5 ' 5' 1e3 99999999999999999999; do
+	expect_rc 2 "$NPL" list kimi-k2.6 --cards "$v"
+	expect_rc 2 "$NPL" list kimi-k2.6 --prefix-cache "$v"
+	expect_rc 2 "$NPL" list kimi-k2.6 --tpot "$v"
+done
+for v in .5ms 5.ms +5ms ' 5ms' 0x5ms; do
+	expect_rc 2 "$NPL" list kimi-k2.6 --tpot "$v"
+	expect_grep "$T/err" "--tpot '$v' is not a duration"
+done
+for v in '2147483647p_30+256' '99999999999x1024 (30)+1024' '1024x99999999999 (30)+1024' \
+	'+1024x1024 (30)+1024' '1024x+1024 (30)+1024' '64k+1k (+90%)' '64k+1k (99999999999%)' \
+	'64k+1k ( 90%)'; do
+	expect_rc 2 "$NPL" list kimi-k2.6 --dataset "$v"
+	expect_grep "$T/err" "--dataset"
+done
+expect_rc 0 "$NPL" list kimi-k2.6 --dataset '1024x1024 (30)+1024'
+expect_rc 0 "$NPL" list kimi-k2.6 --dataset '64k+1k (90%)'
+make_root "$T/root"
+SITE=(--model-path /m --draft-model-path /d --ifname lo)
+for v in ' 1' '+1' '0x1' '1-+1' '99999999999999999999' '1, 0'; do
+	run env NPULAUNCH_NODE_IP=127.0.0.1 "$NPL" apply $K20 "${SITE[@]}" --root "$T/root" --dry-run --cpus "$v"
+	((rc != 0)) || fail "apply --cpus '$v' was accepted"
+	expect_grep "$T/err" "--cpus '$v' is not a CPU list"
+done
+
+# flag values the rules compute with (--set): beyond an int they are no numbers to them, so no
+# overflow (UBSan in the sanitizer build would stop the command)
+for set in 'speculative-num-steps=9223372036854775807 speculative-eagle-topk=1' \
+	'cuda-graph-bs-decode=99999999999999999999 dp-size=16' 'dp-size=99999999999999999999' \
+	'tp-size=-9223372036854775808 dp-size=-1'; do
+	args=()
+	for kv in $set; do args+=(--set "$kv"); done
+	run "$NPL" render $K20 "${args[@]}" --force "${SITE[@]}" -o "$T/set-bundle"
+	((rc <= 2)) || fail "render --set $set exited $rc"
+	expect_nogrep "$T/err" "runtime error"
+done
+
+# a recipe's numbers: the loader's own located messages, the same strict reader
+mkdir -p "$T/recipes"
+sed -e 's/^title: .*/title: Kimi-K2.6 W4A8 8P IMG NUMBERS 50ms/' -e 's/resolution: 1024x1024/resolution: +1024x1024/' \
+	"$NPL_SRC/recipes/kimi-k2.6/kimi-k2.6-w4a8-8p-in1024x1024-30-out1024-50ms.yaml" >"$T/recipes/img.yaml"
+expect_rc 5 "$NPL" --recipes "$T/recipes" validate
+expect_grep "$T/err" "img.yaml:"
+expect_grep "$T/err" "'resolution' must be WIDTHxHEIGHT, like 1920x1080"
+sed -i 's/resolution: +1024x1024/resolution: 99999999999x1024/' "$T/recipes/img.yaml"
+expect_rc 5 "$NPL" --recipes "$T/recipes" validate
+expect_grep "$T/err" "'resolution' must be WIDTHxHEIGHT, like 1920x1080"
+sed -i -e 's/resolution: 99999999999x1024/resolution: 1024x1024/' -e 's/^tpot: 50ms/tpot: 50.ms/' "$T/recipes/img.yaml"
+expect_rc 5 "$NPL" --recipes "$T/recipes" validate
+expect_grep "$T/err" "'tpot' must be a duration like 20ms or 5s, not '50.ms'"
+rm "$T/recipes/img.yaml"
+
+# NPULAUNCH_STOP_TIMEOUT (apply's grace for instances that share a node): the same reader
+for v in nan inf 0x10 -1 1e3 3601; do
+	expect_rc 2 env NPULAUNCH_STOP_TIMEOUT="$v" NPULAUNCH_NODE_IP=127.0.0.1 "$NPL" apply $K20 "${SITE[@]}" --root "$T/root" --dry-run
+	expect_grep "$T/err" "npulaunch: apply: NPULAUNCH_STOP_TIMEOUT '$v' is not a number of seconds from 0 to 3600 (decimal, like 1.5)"
+done
+expect_rc 0 env NPULAUNCH_STOP_TIMEOUT=2.5 NPULAUNCH_NODE_IP=127.0.0.1 "$NPL" apply $K20 "${SITE[@]}" --root "$T/root" --dry-run
+
+finish
