@@ -115,4 +115,76 @@ for v in nan inf 0x10 -1 1e3 3601; do
 done
 expect_rc 0 env NPULAUNCH_STOP_TIMEOUT=2.5 NPULAUNCH_NODE_IP=127.0.0.1 "$NPL" apply $K20 "${SITE[@]}" --root "$T/root" --dry-run
 
+# ---- NPULAUNCH_WAIT_TIMEOUT: router.sh and apply --role router read it alike ---------------
+start_http ok
+P=$port
+start_http ok
+E=$port
+start_http warm 1000000
+D=$port
+cat >"$T/recipes/ports.yaml" <<YAML
+kind: recipe
+title: Kimi-K2.6 W4A8 1P1D 16P NUMBERS 100ms
+model: kimi-k2.6
+hardware: ascend-a3
+cards: 16
+mode: pd-disagg
+quantization: W4A8 INT8
+dataset: 8k+1k
+tpot: 100ms
+ports: {prefill: $P, decode: $OK, entry: $E, bootstrap: 18998}
+speculative: {steps: 3}
+bench: {dataset: random, input: 8000, output: 1000, concurrency: 1, prompts: 1}
+YAML
+ID=kimi-k2.6-w4a8-1p1d-16p-numbers-100ms
+RSITE=(--model-path /m --draft-model-path /d --ifname lo --prefill-ip 127.0.0.1 --decode-ip 127.0.0.1)
+expect_rc 0 "$NPL" --recipes "$T/recipes" render $ID "${RSITE[@]}" -o "$T/ready"
+sed -i "s/decode: $OK,/decode: $D,/" "$T/recipes/ports.yaml"
+expect_rc 0 "$NPL" --recipes "$T/recipes" render $ID "${RSITE[@]}" -o "$T/warm"
+export PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls"
+apply_router=("$NPL" apply --role router "$T/ready")
+for v in "${bad[@]}" 604801 604800.5 604800.0000000000000000001; do
+	[[ -z $v ]] && continue
+	want="NPULAUNCH_WAIT_TIMEOUT '$v' is not a number of seconds from 0 to 604800 (decimal, like 1.5)"
+	rm -f "$T/calls"
+	expect_rc 2 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" bash "$T/ready/router.sh"
+	expect_grep "$T/err" "router.sh: $want"
+	expect_rc 2 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" NPULAUNCH_ROOT="$T/root" "${apply_router[@]}"
+	expect_grep "$T/err" "npulaunch: apply: $want"
+	expect_rc 2 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" "${apply_router[@]}" --dry-run
+	[[ -e $T/calls ]] && fail "NPULAUNCH_WAIT_TIMEOUT='$v' started the router"
+done
+for v in 0 1.5 0010 604800 604800.000 ''; do
+	rm -f "$T/calls"
+	expect_rc 0 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" bash "$T/ready/router.sh"
+	expect_grep "$T/calls" "launch_router"
+	rm -f "$T/calls"
+	expect_rc 0 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT="$v" NPULAUNCH_ROOT="$T/root" "${apply_router[@]}"
+	expect_grep "$T/calls" "launch_router"
+done
+# a fractional timeout holds in the script too, and each request is bounded as in the binary (2s)
+rm -f "$T/calls"
+SECONDS=0
+expect_rc 1 "${TO[@]}" env NPULAUNCH_WAIT_TIMEOUT=1.5 bash "$T/warm/router.sh"
+expect_grep "$T/err" "router.sh: not starting: not ready after 1.5s: http://127.0.0.1:$D"
+((SECONDS <= 4)) || fail "router.sh with a 1.5s timeout took ${SECONDS}s"
+sed -i "s/decode: $D,/decode: $HANG,/" "$T/recipes/ports.yaml"
+expect_rc 0 "$NPL" --recipes "$T/recipes" render $ID "${RSITE[@]}" -o "$T/hang"
+for tool in curl ''; do
+	p=$PATH
+	if [[ -z $tool ]]; then
+		mkdir -p "$T/nocurl"
+		for t in bash sleep timeout head; do ln -sf "$(command -v $t)" "$T/nocurl/$t"; done
+		p=$T/nocurl
+	fi
+	SECONDS=0
+	expect_rc 1 "${TO[@]}" env PATH="$p" NPULAUNCH_WAIT_TIMEOUT=1 bash "$T/hang/router.sh"
+	expect_grep "$T/err" "not ready after 1s: http://127.0.0.1:$HANG"
+	((SECONDS <= 3)) || fail "router.sh (${tool:-/dev/tcp}) on a hung server with a 1s timeout took ${SECONDS}s"
+	SECONDS=0
+	expect_rc 1 "${TO[@]}" env PATH="$p" NPULAUNCH_WAIT_TIMEOUT=3 bash "$T/hang/router.sh"
+	((SECONDS <= 5)) || fail "router.sh (${tool:-/dev/tcp}) on a hung server with a 3s timeout took ${SECONDS}s"
+done
+[[ -e $T/calls ]] && fail "router.sh started the router while a server hung"
+
 finish
