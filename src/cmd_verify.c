@@ -84,11 +84,12 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 	npl_diag_source(&cli->diag, file, text);
 	if (!(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
 		goto out;
-	if (npl_verify(file, text, plan, max_failed, &v, &cli->diag)) {
+	if (npl_verify(file, text, len, plan, max_failed, &v, &cli->diag)) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
+	npl_cli_flush(cli);   /* the lines skipped */
 	if (json) {
 		cJSON *j = npl_verdict_json(&v, plan, file);
 		char *s = cJSON_Print(j);

@@ -187,4 +187,69 @@ for tool in curl ''; do
 done
 [[ -e $T/calls ]] && fail "router.sh started the router while a server hung"
 
+# ---- verify: the last record, whatever bytes precede it -------------------------------------
+# a PASS, a NUL, then a MISS: the MISS is judged
+{ cat "$B/pass.jsonl"; printf '\0\n'; cat "$B/tpot-miss.jsonl"; } >"$T/nul.jsonl"
+expect_rc 1 "$NPL" verify "$T/nul.jsonl" $K20
+expect_grep "$T/out" "record 3 of 3 ($T/nul.jsonl:4)"
+expect_grep "$T/out" "verdict: MISS: median TPOT 23.91 ms exceeds the 20 ms target"
+{ cat "$B/pass.jsonl"; printf 'x\0y\n'; cat "$B/tpot-miss.jsonl"; } >"$T/nul.jsonl"
+expect_rc 1 "$NPL" verify "$T/nul.jsonl" $K20
+expect_grep "$T/out" "verdict: MISS: median TPOT 23.91 ms exceeds the 20 ms target"
+expect_grep "$T/err" "nul.jsonl:3:2: warning: not valid JSON: line skipped"
+# NUL padding as a crash leaves it, before and after the last record
+{ cat "$B/pass.jsonl"; head -c 4096 /dev/zero; cat "$B/tpot-miss.jsonl"; head -c 100 /dev/zero; } >"$T/pad.jsonl"
+expect_rc 1 "$NPL" verify "$T/pad.jsonl" $K20
+expect_grep "$T/out" "verdict: MISS"
+# a NUL inside the last record: it cannot be judged, and an earlier one does not stand in
+{ cat "$B/pass.jsonl"; sed 's/"completed"/"comp\x00leted"/' "$B/tpot-miss.jsonl"; } >"$T/nulin.jsonl"
+expect_rc 2 "$NPL" verify "$T/nulin.jsonl" $K20
+expect_grep "$T/err" "nulin.jsonl:3:"
+expect_grep "$T/err" "error: not valid JSON"
+# other junk before the last record is skipped with a warning; the last one is judged
+{ printf 'garbage\n[1]\n'; cat "$B/tpot-miss.jsonl"; } >"$T/junk.jsonl"
+expect_rc 1 "$NPL" verify "$T/junk.jsonl" $K20
+expect_grep "$T/out" "record 1 of 1 ($T/junk.jsonl:3)"
+expect_grep "$T/err" "junk.jsonl:2:1: warning: not a result record (a JSON object): line skipped"
+# a truncated last record: refused, not replaced by the one before
+{ cat "$B/pass.jsonl"; head -c 300 "$B/tpot-miss.jsonl"; } >"$T/trunc.jsonl"
+expect_rc 2 "$NPL" verify "$T/trunc.jsonl" $K20
+# duplicate keys: the last value counts, as Python's json reads it
+sed 's/^{/{"median_tpot_ms": 10.0, /' "$B/tpot-miss.jsonl" >"$T/dup.jsonl"
+expect_rc 1 "$NPL" verify "$T/dup.jsonl" $K20
+expect_grep "$T/out" "verdict: MISS: median TPOT 23.91 ms exceeds the 20 ms target"
+sed 's/}$/, "median_tpot_ms": 30.0}/' "$B/pass.jsonl" >"$T/dup2.jsonl"
+expect_rc 1 "$NPL" verify "$T/dup2.jsonl" $K20
+expect_grep "$T/out" "median TPOT 30.00 ms exceeds the 20 ms target"
+sed 's/}$/, "completed": 0}/' "$B/pass.jsonl" >"$T/dup3.jsonl"
+expect_rc 1 "$NPL" verify "$T/dup3.jsonl" $K20
+expect_grep "$T/out" "verdict: INVALID"
+# completed: a whole number, at most the prompts; numbers beyond a double are no numbers
+for c in 300 256.5 255.5 1e400 -1e400 '"256"' true 1E400; do
+	sed "s/\"completed\": 256/\"completed\": $c/" "$B/pass.jsonl" >"$T/c.jsonl"
+	expect_rc 1 "$NPL" verify "$T/c.jsonl" $K20 --max-failed 50
+	expect_grep "$T/out" "verdict: INVALID"
+	jq -e '.verdict == "invalid"' <("$NPL" verify "$T/c.jsonl" $K20 --max-failed 50 --json) >/dev/null ||
+		fail "completed $c: not invalid in --json"
+done
+sed 's/"completed": 256/"completed": 300/' "$B/pass.jsonl" >"$T/c.jsonl"
+expect_rc 1 "$NPL" verify "$T/c.jsonl" $K20
+expect_grep "$T/out" "300 requests completed, more than the 256 prompts sent"
+sed 's/"completed": 256/"completed": 255.5/' "$B/pass.jsonl" >"$T/c.jsonl"
+expect_rc 1 "$NPL" verify "$T/c.jsonl" $K20 --max-failed 50
+expect_grep "$T/out" "'completed' is 255.5, not a whole number"
+sed 's/"completed": 256/"completed": 256.0/' "$B/pass.jsonl" >"$T/c.jsonl"
+expect_rc 0 "$NPL" verify "$T/c.jsonl" $K20
+for k in total_output_tokens median_tpot_ms; do
+	sed "s/\"$k\": [0-9.]*/\"$k\": 1e400/" "$B/pass.jsonl" >"$T/c.jsonl"
+	expect_rc 1 "$NPL" verify "$T/c.jsonl" $K20
+	expect_grep "$T/out" "verdict: INVALID"
+	grep -q '  ok$' <(grep -E 'output tokens|median TPOT' "$T/out" | grep -F -- "$(echo $k | sed 's/total_output_tokens/output tokens/; s/median_tpot_ms/median TPOT/')") &&
+		fail "$k 1e400 judged ok: $(cat "$T/out")"
+done
+# a bundle whose manifest lost its target is refused, not judged without it (nor a crash)
+expect_rc 0 "$NPL" render $K20 -o "$T/bundle"
+jq 'del(.recipe.tpot_ms)' "$T/bundle/manifest.json" >"$T/m.json" && mv "$T/m.json" "$T/bundle/manifest.json"
+expect_rc 2 "$NPL" verify "$B/pass.jsonl" "$T/bundle"
+expect_grep "$T/err" "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)"
 finish

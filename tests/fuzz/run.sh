@@ -7,7 +7,7 @@ build=${1:?usage: run.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run.sh BUILD_DIR SECONDS}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$build/fuzz
-mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/crashes"
+mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/results" "$work/crashes"
 
 # recipes: each shipped recipe with its defaults, hardware and model as one file,
 # the tests' own recipes, and the bad ones
@@ -26,9 +26,11 @@ printf 'model-path: /m\nifname: eth0\nprefill-ip: [10.0.0.1, fe80::1]\n' >"$work
 # shellcheck disable=SC2016  # a literal $(x) in the seed
 printf 'node-ip: 10.0.0.1\ndraft-model-path: "/d $(x)"\ndecode-ip: [10.0.0.2]\n' >"$work/site/b.yaml"
 cp "$src"/templates/*.tmpl "$work/template/"
+# results: bench_serving's records as the tests have them (a pass, misses, nothing, broken)
+cp "$src"/tests/data/bench/*.jsonl "$work/results/"
 
 rc=0
-for t in recipe site template; do
+for t in recipe site template results; do
 	echo "fuzz_$t: ${secs}s"
 	"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=1
