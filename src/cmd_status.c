@@ -14,7 +14,7 @@ static void help(void)
 	     "and the router): a row per endpoint with role, instance, URL, up or down, the latency\n"
 	     "of /health and the model it serves (/get_model_info, /model_info or /v1/models).\n"
 	     "Without an argument, the bundle in the current folder (manifest.json). Exit 1 when any\n"
-	     "endpoint is down.\n"
+	     "endpoint is down, 2 when the deployment has none.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --timeout S  bound of each request, 0.001 to 3600, decimal like 1.5 (default 2)\n"
@@ -74,6 +74,12 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
 		goto out;
 	n = npl_cli_endpoints(cli, plan, 1, &eps);
+	/* all of nothing is up, but a gate like `status && ...` must not pass on it */
+	if (!n) {
+		fprintf(stderr, "npulaunch: status: the deployment has no server or router endpoint to probe\n");
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		if (!eps[i].url) {
 			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n", eps[i].role, eps[i].missing);
