@@ -260,4 +260,14 @@ expect_rc 2 "$NPL" status "$T/none.json" --json
 printf '{"format": "npulaunch-plan/1", "recipe": {"id": "x"}, "roles": [{"role": "bench", "program": "bench", "endpoints": []}]}\n' >"$T/none.json"
 expect_rc 2 "$NPL" status "$T/none.json"
 
+# ---- bench --host: an address, as the site values are ----------------------------------------
+for h in '' -rf 'not an ip' '10.0.0.1; x' 10.0.0.256 'http://10.0.0.1' '[::1]' $'10.0.0.1\n'; do
+	expect_rc 2 "$NPL" bench $K20 --dry-run --host "$h"
+	expect_grep "$T/err" "npulaunch: bench: --host '$h' is not an IPv4 or IPv6 address"
+done
+expect_rc 0 "$NPL" bench $K20 --dry-run --host 10.9.0.1
+expect_grep "$T/out" "--host 10.9.0.1 --port 6688"
+expect_rc 0 "$NPL" bench $K20 --dry-run --host 0:0:0:0:0:0:0:1
+expect_grep "$T/out" "--host ::1 --port 6688"
+
 finish
