@@ -16,7 +16,7 @@ start_http hang
 HANG=$port
 
 # ---- numbers refused everywhere: each a usage error (exit 2), at once -----------------------
-bad=(nan NaN inf -inf Infinity 1e999 1e3 99999999999999999999 0x10 -1 +1 ' 1' '1 ' .5 5. 1,5
+bad=(nan NaN inf -inf Infinity 1e999 1e3 99999999999999999999 0x10 -1 +1 ' 1' '1 ' .5 5. '1,5'
 	'1 2' 1_000 $'1\n' 0b1 '' 1s)
 for v in "${bad[@]}"; do
 	expect_rc 2 "${TO[@]}" "$NPL" wait "http://127.0.0.1:$OK" --timeout "$v"
