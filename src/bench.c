@@ -1,4 +1,5 @@
 /* bench.c: the recipe's benchmark command, and the verdict on its results; see bench.h. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,12 +144,32 @@ static void sanitize(char *s)
 	}
 }
 
-/* A record's number, or NAN when it is absent, null or not a number. */
+/* A record's member: the last of that name, as Python's json reads duplicate keys. */
+static const cJSON *member(const cJSON *rec, const char *key)
+{
+	const cJSON *it, *found = NULL;
+
+	cJSON_ArrayForEach(it, rec)
+		if (it->string && !strcmp(it->string, key))
+			found = it;
+	return found;
+}
+
+/* A record's number, or NAN when it is absent, null, not a number or beyond a double (1e400). */
 static double num(const cJSON *rec, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, key);
+	const cJSON *v = member(rec, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+}
+
+/* A plan value as a number (the strict decimal reader), or NAN. */
+static double plan_num(const char *s)
+{
+	static const struct npl_number_spec any = {"a number", 0, 1e15, 0};
+	double v;
+
+	return s && npl_parse_number(s, &any, &v) == 0 ? v : NAN;
 }
 
 /* The first value of a flag of the plan's benchmark, or NULL. */
@@ -201,10 +222,21 @@ static void fmt_ms(char *out, size_t n, double ms)
 		snprintf(out, n, "%.2f ms", ms);
 }
 
+/* A count as measured: "-" when there is none, whole numbers without a fraction. */
+static void fmt_count(char *out, size_t n, double x)
+{
+	if (isnan(x))
+		snprintf(out, n, "-");
+	else if (x == floor(x))
+		snprintf(out, n, "%.0f", x);
+	else
+		snprintf(out, n, "%g", x);
+}
+
 /* Compare one workload figure of the record with the recipe's. */
 static void same(struct npl_verdict *v, const cJSON *rec, const char *key, const char *want, const char *what)
 {
-	const cJSON *got = cJSON_GetObjectItemCaseSensitive(rec, key);
+	const cJSON *got = member(rec, key);
 	char g[64];
 
 	if (!want || !got || cJSON_IsNull(got))
@@ -215,66 +247,129 @@ static void same(struct npl_verdict *v, const cJSON *rec, const char *key, const
 		snprintf(g, sizeof(g), "%s", got->valuestring);
 	else
 		return;
-	if (strcmp(g, want) && !(cJSON_IsNumber(got) && atof(want) == got->valuedouble)) {
+	if (strcmp(g, want) && !(cJSON_IsNumber(got) && plan_num(want) == got->valuedouble)) {
 		v->valid = 0;
 		reason(v, "the run's %s is %s, the recipe's %s", what, g, want);
 	}
 }
 
-int npl_verify(const char *file, const char *text, const cJSON *plan, double max_failed_pct,
+/* Blanks around a record; NUL too, which a crash leaves as padding in an appended file. */
+static int blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\0';
+}
+
+/* A line that is not a record: a warning when a record follows it, an error when it is last. */
+struct bad_line {
+	struct npl_loc at;
+	const char *why;
+};
+
+#define MAX_SKIPPED_SHOWN 10
+
+static void skipped(struct npl_diag *d, const struct bad_line *b, long *nskipped)
+{
+	if (++*nskipped <= MAX_SKIPPED_SHOWN)
+		npl_warn(d, &b->at, "%s: line skipped", b->why);
+}
+
+/* A column for messages: 1-based, lead bytes before pos, within an int. */
+static int col_of(size_t lead, size_t pos)
+{
+	return lead + pos < (size_t)INT_MAX ? (int)(lead + pos) + 1 : INT_MAX;
+}
+
+/* The record on the n bytes of line lineno (blanks trimmed), or NULL with *bad set. */
+static cJSON *read_record(const char *file, int lineno, const char *line, size_t n, size_t lead,
+			  struct bad_line *bad)
+{
+	const char *nul = memchr(line, '\0', n), *end = NULL;
+	char *copy;
+	cJSON *rec;
+
+	bad->at = (struct npl_loc){file, lineno, 0};
+	if (nul) {
+		bad->at.col = col_of(lead, (size_t)(nul - line));
+		bad->why = "not valid JSON";
+		return NULL;
+	}
+	copy = malloc(n + 1);
+	if (!copy)
+		npl_oom();
+	memcpy(copy, line, n);
+	copy[n] = '\0';
+	sanitize(copy);
+	rec = cJSON_ParseWithLengthOpts(copy, n, &end, 0);
+	if (!rec || !cJSON_IsObject(rec)) {
+		bad->at.col = col_of(lead, !rec && end && end >= copy ? (size_t)(end - copy) : 0);
+		bad->why = rec ? "not a result record (a JSON object)" : "not valid JSON";
+		cJSON_Delete(rec);
+		free(copy);
+		return NULL;
+	}
+	if (end && (size_t)(end - copy) < n) {
+		bad->at.col = col_of(lead, (size_t)(end - copy));
+		bad->why = "more than one JSON value on a line";
+		cJSON_Delete(rec);
+		free(copy);
+		return NULL;
+	}
+	free(copy);
+	return rec;
+}
+
+int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
 	       struct npl_verdict *v, struct npl_diag *d)
 {
 	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
-	char *copy = xstrdup(text), *line, *next;
+	const char *p = text, *stop = text + len;
 	cJSON *last = NULL;
+	struct bad_line bad = {{NULL, 0, 0}, NULL};
+	long nskipped = 0;
 	int lineno = 0;
-	double tpot_t = npl_json_str(R, "tpot") ? cJSON_GetObjectItemCaseSensitive(R, "tpot_ms")->valuedouble : NAN;
-	const cJSON *ttft_j = cJSON_GetObjectItemCaseSensitive(R, "ttft_ms");
-	double ttft_t = cJSON_IsNumber(ttft_j) ? ttft_j->valuedouble : NAN;
+	double tpot_t = npl_json_str(R, "tpot") ? num(R, "tpot_ms") : NAN, ttft_t = num(R, "ttft_ms");
 
 	memset(v, 0, sizeof(*v));
-	for (line = copy; line && *line; line = next) {
-		const char *end = NULL;
+	/* the targets: a plan that names one must hold it as a positive number */
+	if ((npl_json_str(R, "tpot") && !(tpot_t > 0)) ||
+	    (member(R, "ttft_ms") && !cJSON_IsNull(member(R, "ttft_ms")) && !(ttft_t > 0)))
+		return npl_error(d, NULL, "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)");
+	/* every line, whatever bytes it holds: the last record is judged */
+	while (p < stop) {
+		const char *nl = memchr(p, '\n', (size_t)(stop - p)), *e = nl ? nl : stop;
+		size_t lead = 0, n = (size_t)(e - p);
 		cJSON *rec;
-		size_t k;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
+		if (lineno == INT_MAX) {
+			cJSON_Delete(last);
+			return npl_error(d, &(struct npl_loc){file, 0, 0}, "too many lines");
+		}
 		lineno++;
-		for (k = 0; line[k] == ' ' || line[k] == '\t' || line[k] == '\r'; k++)
-			;
-		if (!line[k])
-			continue;
-		sanitize(line);
-		rec = cJSON_ParseWithOpts(line, &end, 0);
-		if (!rec || !cJSON_IsObject(rec)) {
-			const char *at = rec ? line : cJSON_GetErrorPtr();
-			struct npl_loc l = {file, lineno, at && at >= line ? (int)(at - line) + 1 : 1};
-
-			npl_error(d, &l, rec ? "not a result record (a JSON object)" : "not valid JSON");
-			cJSON_Delete(rec);
-			cJSON_Delete(last);
-			free(copy);
-			return -1;
+		while (lead < n && blank(p[lead]))
+			lead++;
+		while (n > lead && blank(p[n - 1]))
+			n--;
+		if (n > lead) {
+			if (bad.why)
+				skipped(d, &bad, &nskipped);
+			bad.why = NULL;
+			if ((rec = read_record(file, lineno, p + lead, n - lead, lead, &bad))) {
+				cJSON_Delete(last);
+				last = rec;
+				v->records++;
+				v->line = lineno;
+			}
 		}
-		for (; *end == ' ' || *end == '\t' || *end == '\r'; end++)
-			;
-		if (*end) {
-			struct npl_loc l = {file, lineno, (int)(end - line) + 1};
-
-			npl_error(d, &l, "more than one JSON value on a line");
-			cJSON_Delete(rec);
-			cJSON_Delete(last);
-			free(copy);
-			return -1;
-		}
-		cJSON_Delete(last);
-		last = rec;
-		v->records++;
-		v->line = lineno;
+		p = nl ? nl + 1 : stop;
 	}
-	free(copy);
+	if (nskipped > MAX_SKIPPED_SHOWN)
+		npl_warn(d, &(struct npl_loc){file, 0, 0}, "%ld more lines that are not records were skipped",
+			 nskipped - MAX_SKIPPED_SHOWN);
+	if (bad.why) {
+		/* the last line is no record: an earlier one must not stand in for it */
+		cJSON_Delete(last);
+		return npl_error(d, &bad.at, "%s", bad.why);
+	}
 	if (!last) {
 		struct npl_loc l = {file, 0, 0};
 
@@ -284,20 +379,30 @@ int npl_verify(const char *file, const char *text, const cJSON *plan, double max
 	v->valid = 1;
 	{
 		double completed = num(last, "completed"), out = num(last, "total_output_tokens");
-		const char *np = bench_flag(plan, "--num-prompts");
-		double prompts = np ? atof(np) : NAN, failed;
+		double prompts = plan_num(bench_flag(plan, "--num-prompts")), failed;
 		struct npl_check *c;
 
-		if (isnan(out))
+		if (isnan(out) && !member(last, "total_output_tokens"))
 			out = num(last, "total_output");   /* older bench_serving */
+		if (prompts != floor(prompts) || prompts <= 0)
+			prompts = NAN;
 		c = check(v, "requests completed", 1);
+		fmt_count(c->measured, sizeof(c->measured), completed);
 		if (isnan(completed) || completed <= 0) {
 			c->ok = 0;
 			v->valid = 0;
 			reason(v, "no request completed");
+		} else if (completed != floor(completed)) {
+			c->ok = 0;
+			v->valid = 0;
+			reason(v, "'completed' is %g, not a whole number of requests", completed);
+			completed = NAN;
+		} else if (!isnan(prompts) && completed > prompts) {
+			c->ok = 0;
+			v->valid = 0;
+			reason(v, "%.0f requests completed, more than the %.0f prompts sent", completed, prompts);
 		}
-		snprintf(c->measured, sizeof(c->measured), isnan(completed) ? "-" : "%.0f", completed);
-		if (!isnan(prompts) && prompts > 0) {
+		if (!isnan(prompts)) {
 			failed = prompts - (isnan(completed) ? 0 : completed);
 			snprintf(c->target, sizeof(c->target), ">= %.0f of %.0f", ceil(prompts * (1 - max_failed_pct / 100)), prompts);
 			if (failed > prompts * max_failed_pct / 100 + 1e-9) {
@@ -310,12 +415,15 @@ int npl_verify(const char *file, const char *text, const cJSON *plan, double max
 		} else {
 			snprintf(c->target, sizeof(c->target), "> 0");
 		}
-		c = check(v, "output tokens", !(isnan(out) || out <= 0));
-		snprintf(c->measured, sizeof(c->measured), isnan(out) ? "-" : "%.0f", out);
+		c = check(v, "output tokens", !(isnan(out) || out <= 0 || out != floor(out)));
+		fmt_count(c->measured, sizeof(c->measured), out);
 		snprintf(c->target, sizeof(c->target), "> 0");
 		if (!c->ok) {
 			v->valid = 0;
-			reason(v, "no output tokens");
+			if (!isnan(out) && out > 0)
+				reason(v, "the output tokens, %g, are not a whole number", out);
+			else
+				reason(v, "no output tokens");
 		}
 	}
 	/* the run measured the recipe's workload */

@@ -682,16 +682,28 @@ int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, s
 	return n;
 }
 
-double npl_cli_wait_timeout(void)
-{
-	const char *s = getenv("NPULAUNCH_WAIT_TIMEOUT");
-	char *end;
-	double v;
+const struct npl_number_spec npl_cli_wait_seconds = {"a number of seconds", 0, 604800, 0};
 
-	if (!s || !*s)
-		return 1800;
-	v = strtod(s, &end);
-	return *end || v < 0 ? -1 : v;
+int npl_cli_number(const char *cmd, const char *name, const char *s, const struct npl_number_spec *spec,
+		   double *out)
+{
+	char want[160];
+
+	if (npl_parse_number(s, spec, out) == 0)
+		return 0;
+	return npl_cli_usage_error(cmd, "%s '%s' is not %s", name, s, npl_number_expected(want, sizeof(want), spec));
+}
+
+int npl_cli_env_number(const char *cmd, const char *var, const struct npl_number_spec *spec, double def,
+		       double *out)
+{
+	const char *s = getenv(var);
+
+	if (!s || !*s) {
+		*out = def;
+		return 0;
+	}
+	return npl_cli_number(cmd, var, s, spec, out);
 }
 
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o)

@@ -495,10 +495,8 @@ static void exec_in(const struct env *e, char **argv)
  * SIGINT, SIGTERM and SIGHUP are passed on to every instance.
  */
 static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct env *common,
-		     const struct npl_site *site, int *bad)
+		     const struct npl_site *site, int *bad, double grace)
 {
-	const char *st = getenv("NPULAUNCH_STOP_TIMEOUT");
-	double grace = st && *st ? strtod(st, NULL) : 30;
 	pid_t *pids = calloc((size_t)n, sizeof(*pids));
 	sigset_t set, old;
 	int live = 0, first = -1, status = 0, k, stopping = 0;
@@ -589,6 +587,9 @@ static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct en
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* NPULAUNCH_STOP_TIMEOUT: how long instances that share a node get to stop. */
+static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 3600, 0};
+
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -617,7 +618,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	struct npl_endpoint *eps = NULL;
 	const char *wait_urls[256];
 	int nwait = 0;
-	double wait_timeout = 0;
+	double wait_timeout = 0, grace = 30;
 	cpu_set_t *mask = NULL;
 	size_t masksz = 0;
 
@@ -656,6 +657,8 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	}
 	if (root && !strcmp(root, "/"))
 		root = NULL;
+	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &grace)))
+		goto out;
 	arg = optind < argc ? argv[optind] : NULL;
 	if ((rc = npl_cli_site(cli, &ro)))
 		goto out;
@@ -798,10 +801,10 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		/* the router starts once every server answers */
 		int i, nep = npl_cli_endpoints(cli, plan, 0, &eps);
 
-		wait_timeout = npl_cli_wait_timeout();
-		if (wait_timeout < 0)
-			npl_error(&cli->diag, NULL, "NPULAUNCH_WAIT_TIMEOUT must be a number of seconds, not '%s'",
-				  getenv("NPULAUNCH_WAIT_TIMEOUT"));
+		if ((rc = npl_cli_env_number("apply", "NPULAUNCH_WAIT_TIMEOUT", &npl_cli_wait_seconds, 1800, &wait_timeout))) {
+			npl_cli_flush(cli);
+			goto out;
+		}
 		for (i = 0; i < nep; i++)
 			if (eps[i].url)
 				wait_urls[nwait < 255 ? nwait++ : nwait] = eps[i].url;
@@ -930,7 +933,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		goto fail;
 	}
 	/* from here the servers run: their end is ours, and the tuning stays as it would after exec */
-	rc = supervise(cli, inst, ninst, &env, &site, &bad);
+	rc = supervise(cli, inst, ninst, &env, &site, &bad, grace);
 	goto out;
 fail:
 	npl_cli_flush(cli);

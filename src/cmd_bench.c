@@ -1,4 +1,5 @@
 /* cmd_bench.c: `npulaunch bench`: run (or print) the recipe's benchmark, keeping its results. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static void help(void)
 	     "Options:\n"
 	     "  --dry-run          print the command, run nothing\n"
 	     "  --output-file FILE the results, one JSON line per run appended (default bench-results.jsonl)\n"
-	     "  --host H, --port P another entry point than the deployment's\n"
+	     "  --host H, --port P another entry point than the deployment's (an IPv4 or IPv6\n"
+	     "                     address; a port from 1 to 65535)\n"
 	     "  -h, --help         this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -44,6 +46,7 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	struct npl_site site;
 	const char *out = "bench-results.jsonl", *host = NULL;
+	char hostbuf[INET6_ADDRSTRLEN];
 	char **args = NULL;
 	cJSON *plan = NULL;
 	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i;
@@ -53,14 +56,23 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		switch (c) {
 		case 'n': dry = 1; break;
 		case 'o': out = optarg; break;
-		case 'H': host = optarg; break;
-		case 'P':
-			port = npl_parse_uint(optarg);
-			if (port <= 0 || port > 65535) {
-				rc = npl_cli_usage_error("bench", "--port '%s' is not a port", optarg);
+		case 'H':
+			/* an address, as the site values are: it reaches bench_serving's argv */
+			if (npl_ip_canonical(optarg, hostbuf, sizeof(hostbuf))) {
+				rc = npl_cli_usage_error("bench", "--host '%s' is not an IPv4 or IPv6 address", optarg);
 				goto out;
 			}
+			host = hostbuf;
 			break;
+		case 'P': {
+			static const struct npl_number_spec port_spec = {"a port", 1, 65535, 1};
+			double v;
+
+			if ((rc = npl_cli_number("bench", "--port", optarg, &port_spec, &v)))
+				goto out;
+			port = (int)v;
+			break;
+		}
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]); goto out;

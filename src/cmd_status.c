@@ -14,10 +14,10 @@ static void help(void)
 	     "and the router): a row per endpoint with role, instance, URL, up or down, the latency\n"
 	     "of /health and the model it serves (/get_model_info, /model_info or /v1/models).\n"
 	     "Without an argument, the bundle in the current folder (manifest.json). Exit 1 when any\n"
-	     "endpoint is down.\n"
+	     "endpoint is down, 2 when the deployment has none.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --timeout S  bound of each request (default 2)\n"
+	     "  --timeout S  bound of each request, 0.001 to 3600, decimal like 1.5 (default 2)\n"
 	     "  --json       [{role, instance, url, up, code, latency_ms, model, error}]\n"
 	     "  -h, --help   this help\n"
 	     "\n"
@@ -25,6 +25,9 @@ static void help(void)
 	     "  cd deploy && npulaunch status\n"
 	     "  npulaunch status deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --prefill-ip 10.0.0.11 --decode-ip 10.0.0.12");
 }
+
+/* The bound of each request: a millisecond at least, an hour at most. */
+static const struct npl_number_spec request_seconds = {"a number of seconds", 0.001, 3600, 0};
 
 int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 {
@@ -46,16 +49,10 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': {
-			char *end;
-
-			timeout = strtod(optarg, &end);
-			if (*end || timeout <= 0) {
-				rc = npl_cli_usage_error("status", "--timeout '%s' is not a number of seconds", optarg);
+		case 't':
+			if ((rc = npl_cli_number("status", "--timeout", optarg, &request_seconds, &timeout)))
 				goto out;
-			}
 			break;
-		}
 		case 'j': json = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]); goto out;
@@ -77,6 +74,12 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
 		goto out;
 	n = npl_cli_endpoints(cli, plan, 1, &eps);
+	/* all of nothing is up, but a gate like `status && ...` must not pass on it */
+	if (!n) {
+		fprintf(stderr, "npulaunch: status: the deployment has no server or router endpoint to probe\n");
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		if (!eps[i].url) {
 			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n",

@@ -19,7 +19,8 @@ static void help(void)
 	     "or invalid (exit 1). A file that is not JSON lines is refused with the line and column.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --max-failed PCT  tolerate this share of failed requests (default 0)\n"
+	     "  --max-failed PCT  tolerate this share of failed requests, 0 to 100, decimal like 2.5\n"
+	     "                    (default 0)\n"
 	     "  --json            {recipe, file, record, records, line, verdict, valid, pass, checks, reasons}\n"
 	     "  -h, --help        this help\n"
 	     "\n"
@@ -27,6 +28,8 @@ static void help(void)
 	     "  cd deploy && npulaunch verify bench-results.jsonl\n"
 	     "  npulaunch verify results.jsonl kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --json");
 }
+
+static const struct npl_number_spec percent = {"a percentage", 0, 100, 0};
 
 int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 {
@@ -49,16 +52,10 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm': {
-			char *end;
-
-			max_failed = strtod(optarg, &end);
-			if (*end || max_failed < 0 || max_failed > 100) {
-				rc = npl_cli_usage_error("verify", "--max-failed '%s' is not a percentage", optarg);
+		case 'm':
+			if ((rc = npl_cli_number("verify", "--max-failed", optarg, &percent, &max_failed)))
 				goto out;
-			}
 			break;
-		}
 		case 'j': json = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("verify", "option '%s' needs a value", argv[optind - 1]); goto out;
@@ -87,11 +84,12 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 	npl_diag_source(&cli->diag, file, text);
 	if (!(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
 		goto out;
-	if (npl_verify(file, text, plan, max_failed, &v, &cli->diag)) {
+	if (npl_verify(file, text, len, plan, max_failed, &v, &cli->diag)) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
+	npl_cli_flush(cli);   /* the lines skipped */
 	if (json) {
 		cJSON *j = npl_verdict_json(&v, plan, file);
 		char *s = cJSON_Print(j);

@@ -17,7 +17,8 @@ static void help(void)
 	     "each that never did, and exit 1.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --timeout S    give up after S seconds (default: $NPULAUNCH_WAIT_TIMEOUT, else 1800)\n"
+	     "  --timeout S    give up after S seconds, 0 to 604800, decimal like 1.5\n"
+	     "                 (default: $NPULAUNCH_WAIT_TIMEOUT, else 1800)\n"
 	     "  --probe P      health (default) or generate\n"
 	     "  -h, --help     this help\n"
 	     "\n"
@@ -34,22 +35,19 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	double timeout = npl_cli_wait_timeout();
+	double timeout = 0;
 	enum npl_probe kind = NPL_PROBE_HEALTH;
 	const char **urls;
-	int c, i, n, left;
+	int c, i, n, left, rc, has_timeout = 0;
 
 	(void)cli;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': {
-			char *end;
-
-			timeout = strtod(optarg, &end);
-			if (*end || timeout < 0)
-				return npl_cli_usage_error("wait", "--timeout '%s' is not a number of seconds", optarg);
+		case 't':
+			if ((rc = npl_cli_number("wait", "--timeout", optarg, &npl_cli_wait_seconds, &timeout)))
+				return rc;
+			has_timeout = 1;
 			break;
-		}
 		case 'p':
 			if (!strcmp(optarg, "health"))
 				kind = NPL_PROBE_HEALTH;
@@ -63,8 +61,10 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 		default: return npl_cli_usage_error("wait", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (timeout < 0)
-		return npl_cli_usage_error("wait", "NPULAUNCH_WAIT_TIMEOUT is not a number of seconds");
+	/* the flag wins over the variable, which is then not read */
+	if (!has_timeout &&
+	    (rc = npl_cli_env_number("wait", "NPULAUNCH_WAIT_TIMEOUT", &npl_cli_wait_seconds, 1800, &timeout)))
+		return rc;
 	n = argc - optind;
 	if (n < 1)
 		return npl_cli_usage_error("wait", "which servers? give their URLs (http://HOST:PORT)");

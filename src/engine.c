@@ -369,9 +369,17 @@ static struct npl_loc origin_loc(const cJSON *item, struct npl_arena *a)
 		;
 	if (c1 <= at)
 		return l;
-	l.file = npl_arena_strndup(a, at, (size_t)(c1 - at));
-	l.line = atoi(c1 + 1);
-	l.col = atoi(c2 + 1);
+	{
+		/* a manifest's "file:line:col", read as strictly as any number from a file */
+		static const struct npl_number_spec pos = {"a position", 0, INT_MAX, 1};
+		double line, col;
+
+		if (npl_parse_number_n(c1 + 1, (size_t)(c2 - c1 - 1), &pos, &line) || npl_parse_number(c2 + 1, &pos, &col))
+			return l;
+		l.file = npl_arena_strndup(a, at, (size_t)(c1 - at));
+		l.line = (int)line;
+		l.col = (int)col;
+	}
 	return l;
 }
 
@@ -562,15 +570,17 @@ static const cJSON *flag(const cJSON *node, const char *name)
 	return NULL;
 }
 
-/* The first value of a flag as a number, or def. */
+/* The first value of a flag as a whole number that fits an int (the strict decimal reader,
+ * so that the rules' arithmetic cannot overflow), or def. */
 static long num(const cJSON *node, const char *name, long def)
 {
 	const cJSON *f = flag(node, name), *v;
+	int n;
 
 	if (!f || !(v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0)) ||
-	    !is_int(v->valuestring))
+	    (n = npl_parse_uint(v->valuestring)) < 0)
 		return def;
-	return strtol(v->valuestring, NULL, 10);
+	return n;
 }
 
 static const char *waived(const struct npl_layer *R, const char *rule)
@@ -629,7 +639,7 @@ static int check_ports(const cJSON *plan, struct npl_arena *a, const struct npl_
 				const char *colon = strrchr(dv, ':');
 
 				if (colon)
-					USE(where, npl_arena_printf(a, "%s --dist-init-addr", rname), atol(colon + 1));
+					USE(where, npl_arena_printf(a, "%s --dist-init-addr", rname), npl_parse_uint(colon + 1));
 			}
 		}
 	}
@@ -700,9 +710,9 @@ int npl_engine_check_rules(const struct npl_engine *e, const cJSON *plan, const 
 			long max = 0;
 
 			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(bs, "values"))
-				if (is_int(v->valuestring) && strtol(v->valuestring, NULL, 10) > max)
-					max = strtol(v->valuestring, NULL, 10);
-			if (max * dp > mrr && !waived(R, "graph-batch")) {
+				if (npl_parse_uint(v->valuestring) > max)
+					max = npl_parse_uint(v->valuestring);
+			if ((long long)max * dp > mrr && !waived(R, "graph-batch")) {
 				struct npl_loc at = origin_loc(bs, &a);
 
 				npl_error(d, at.file ? &at : NULL, "%s: %s: the largest decode CUDA-graph batch %ld exceeds max-running-requests / dp-size = %ld / %ld: larger graphs are captured and never used (waive graph-batch, with the reason, to keep it)",

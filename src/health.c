@@ -20,7 +20,7 @@
 #include "npulaunch/health.h"
 #include "npulaunch/util.h"
 
-#define REQUEST_MS 2000   /* no one request may take longer */
+#define REQUEST_MS 2000   /* no one request may take longer (_wait.sh.tmpl: the same) */
 
 /* The libcurl ABI has kept this soname since 2006; Debian ships it as
  * libcurl4 (OpenSSL) and libcurl3-gnutls (GnuTLS). */
@@ -255,8 +255,7 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 			struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
 
 			nanosleep(&ts, NULL);
-			if (delay < 2)
-				delay *= 2;
+			delay = delay * 2 < 2 ? delay * 2 : 2;   /* up to 2s apart, as _wait.sh.tmpl */
 		}
 		if (now_s() >= deadline) {
 			/* one last look at those still pending */

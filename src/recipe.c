@@ -583,12 +583,13 @@ static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct np
 		return 0;
 	}
 	if (!strcmp(key, "resolution")) {
-		int w = 0, h = 0;
-		char tail = 0;
+		static const struct npl_number_spec px = {"a number of pixels", 1, 100000, 1};
+		const char *x = strchr(v->str, 'x');
+		double w, h;
 
 		if (read_str(c, v, key, &b->resolution))
 			return -1;
-		if (sscanf(v->str, "%dx%d%c", &w, &h, &tail) != 2 || w <= 0 || h <= 0)
+		if (!x || npl_parse_number_n(v->str, (size_t)(x - v->str), &px, &w) || npl_parse_number(x + 1, &px, &h))
 			return fail(c, v, "'resolution' must be WIDTHxHEIGHT, like 1920x1080");
 		return 0;
 	}
@@ -1818,7 +1819,11 @@ long long npl_parse_duration_us(const char *s)
 	long long whole = 0, frac = 0, scale = 1, mult;
 	int digits = 0;
 	const char *p = s;
+	/* the number is what the strict decimal reader takes (no "5." or ".5"); read exactly here */
+	size_t len = npl_decimal_span(s, strlen(s), 0);
 
+	if (!len)
+		return -1;
 	for (; *p >= '0' && *p <= '9'; p++, digits++) {
 		whole = whole * 10 + (*p - '0');
 		if (whole > 1000000000LL)
@@ -1832,7 +1837,7 @@ long long npl_parse_duration_us(const char *s)
 			scale *= 10;
 		}
 	}
-	if (!digits)
+	if (!digits || p != s + len)
 		return -1;
 	if (!strcmp(p, "ms"))
 		mult = 1000;

@@ -47,6 +47,30 @@ static int parse_tokens(const char *s, size_t n, long long *out)
 	return 0;
 }
 
+/* A whole number within spec at the start of the n bytes at s (the strict decimal reader);
+ * its length, or 0 when there is none. */
+static size_t whole_at(const char *s, size_t n, double min, double max, int *out)
+{
+	const struct npl_number_spec spec = {"a whole number", min, max, 1};
+	size_t len = npl_decimal_span(s, n, 1);
+	double v;
+
+	if (!len || npl_parse_number_n(s, len, &spec, &v))
+		return 0;
+	*out = (int)v;
+	return len;
+}
+
+/* "WIDTHxHEIGHT" at the start of the n bytes at s, each 1 to 100000 pixels; its length, or 0. */
+static size_t image_size(const char *s, size_t n, int *w, int *h)
+{
+	size_t a = whole_at(s, n, 1, 100000, w), b;
+
+	if (!a || a >= n || s[a] != 'x' || !(b = whole_at(s + a + 1, n - a - 1, 1, 100000, h)))
+		return 0;
+	return a + 1 + b;
+}
+
 static void trim(const char **s, size_t *n)
 {
 	while (*n && (**s == ' ' || **s == '\t')) {
@@ -61,7 +85,8 @@ int npl_dataset_parse(const char *s, struct npl_dataset *ds, char *err, size_t e
 {
 	const char *p = s, *plus, *paren;
 	size_t n = strlen(s);
-	int w, h, used = 0;
+	int w, h;
+	size_t used;
 
 	memset(ds, 0, sizeof(*ds));
 	trim(&p, &n);
@@ -69,8 +94,9 @@ int npl_dataset_parse(const char *s, struct npl_dataset *ds, char *err, size_t e
 	paren = memchr(p, '(', n);
 	if (paren && memchr(paren, '%', (size_t)(p + n - paren))) {
 		int pct;
+		size_t k = whole_at(paren + 1, (size_t)(p + n - paren - 1), 1, 99, &pct);
 
-		if (sscanf(paren, "(%d%%", &pct) != 1 || pct <= 0 || pct >= 100) {
+		if (!k || paren[1 + k] != '%') {
 			snprintf(err, errn, "cannot read the prefix cache hit rate in '%s'", s);
 			return -1;
 		}
@@ -102,9 +128,9 @@ int npl_dataset_parse(const char *s, struct npl_dataset *ds, char *err, size_t e
 	n = (size_t)(plus - p);
 	trim(&p, &n);
 	/* WxH (T): an image of W x H pixels and T text tokens */
-	if (sscanf(p, "%dx%d%n", &w, &h, &used) == 2 && w > 0 && h > 0) {
+	if ((used = image_size(p, n, &w, &h))) {
 		const char *q = p + used;
-		size_t qn = n - (size_t)used;
+		size_t qn = n - used;
 
 		trim(&q, &qn);
 		if (qn < 2 || q[0] != '(' || q[qn - 1] != ')' ||
@@ -118,8 +144,9 @@ int npl_dataset_parse(const char *s, struct npl_dataset *ds, char *err, size_t e
 		return 0;
 	}
 	/* 1080p_30: a 16:9 image of 1080 lines and 30 text tokens */
-	if (sscanf(p, "%dp_%n", &h, &used) == 1 && used > 0 && h > 0) {
-		if (parse_tokens(p + used, n - (size_t)used, &ds->in)) {
+	if ((used = whole_at(p, n, 1, 100000, &h)) && used + 2 <= n && p[used] == 'p' && p[used + 1] == '_') {
+		used += 2;
+		if (parse_tokens(p + used, n - used, &ds->in)) {
 			snprintf(err, errn, "'%s': write the image as HEIGHTp_TEXT+OUTPUT, like 1080p_30+256", s);
 			return -1;
 		}
@@ -158,7 +185,7 @@ void npl_recipe_dataset(const struct npl_db *db, const struct npl_layer *R, stru
 	if (kind && !strcmp(kind, "image")) {
 		ds->image = 1;
 		if (res)
-			sscanf(res, "%dx%d", &ds->w, &ds->h);
+			image_size(res, strlen(res), &ds->w, &ds->h);
 	} else if (kind && !strcmp(kind, "generated-shared-prefix")) {
 		ds->prefix = EFF(R, L, prefix);
 	}

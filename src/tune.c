@@ -636,28 +636,38 @@ static int probe(struct npl_tune *t, struct npl_tune_item *it, int missing_ok, s
 	return 0;
 }
 
+/* A CPU number at *p below n (the strict decimal reader), *p moved past it; -1 when none. */
+static long cpu_number(const char **p, int n)
+{
+	const struct npl_number_spec cpu = {"a CPU number", 0, n - 1, 1};
+	size_t len = npl_decimal_span(*p, strlen(*p), 1);
+	double v;
+
+	if (npl_parse_number_n(*p, len, &cpu, &v))
+		return -1;
+	*p += len;
+	return (long)v;
+}
+
 int npl_cpu_list_parse(const char *s, unsigned char *set, int n)
 {
 	const char *p = s;
 
 	memset(set, 0, (size_t)n);
 	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b;
+		long a = cpu_number(&p, n), b;
 
-		if (end == p || a < 0 || a >= n)
+		if (a < 0)
 			return -1;
 		b = a;
-		p = end;
 		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a || b >= n)
+			p++;
+			if ((b = cpu_number(&p, n)) < a)
 				return -1;
-			p = end;
 		}
 		for (; a <= b; a++)
 			set[a] = 1;
-		if (*p == ',')
+		if (*p == ',' && p[1] && p[1] != '\n')
 			p++;
 		else if (*p && *p != '\n')
 			return -1;

@@ -410,18 +410,72 @@ int npl_strcaseeq(const char *a, const char *b)
 
 int npl_parse_uint(const char *s)
 {
-	long v = 0;
+	static const struct npl_number_spec any = {"a whole number", 0, INT_MAX, 1};
+	double v;
 
-	if (!s || !*s)
+	return npl_parse_number(s, &any, &v) ? -1 : (int)v;
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+size_t npl_decimal_span(const char *s, size_t n, int whole)
+{
+	size_t i = 0, j;
+
+	while (i < n && is_digit(s[i]))
+		i++;
+	if (!i || whole || i + 1 >= n || s[i] != '.' || !is_digit(s[i + 1]))
+		return i;
+	for (j = i + 1; j < n && is_digit(s[j]); j++)
+		;
+	return j;
+}
+
+int npl_parse_number_n(const char *s, size_t n, const struct npl_number_spec *spec, double *out)
+{
+	double v = 0, frac = 0, scale = 1;
+	int kept = 0, dropped = 0;
+	size_t i;
+
+	if (!s || !n || npl_decimal_span(s, n, spec->whole) != n)
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > INT_MAX)
+	/* whole digits are exact in a double below 2^53, and any max is below that */
+	for (i = 0; i < n && s[i] != '.'; i++) {
+		v = v * 10 + (s[i] - '0');
+		if (v > spec->max)
 			return -1;
 	}
-	return (int)v;
+	/* 15 fraction digits are as many as a double holds; a non-zero digit after them still
+	 * makes max + a little more than max */
+	for (i++; i < n; i++) {
+		if (kept < 15) {
+			frac = frac * 10 + (s[i] - '0');
+			scale *= 10;
+			kept++;
+		} else if (s[i] != '0') {
+			dropped = 1;
+		}
+	}
+	v += frac / scale;
+	if (v < spec->min || v > spec->max || (v == spec->max && dropped))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int npl_parse_number(const char *s, const struct npl_number_spec *spec, double *out)
+{
+	return s ? npl_parse_number_n(s, strlen(s), spec, out) : -1;
+}
+
+char *npl_number_expected(char *buf, size_t n, const struct npl_number_spec *spec)
+{
+	snprintf(buf, n, "%s from %.15g to %.15g%s", spec->what, spec->min, spec->max,
+		 spec->whole ? "" : " (decimal, like 1.5)");
+	return buf;
 }
 
 char *npl_fmt_int(char *buf, size_t n, int v)

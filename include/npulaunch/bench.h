@@ -5,7 +5,8 @@
  * (JSON lines: completed, total_output_tokens, median_tpot_ms, median_ttft_ms,
  * ...; Infinity and NaN as Python writes them are read as null) and judges
  * the last against the recipe: a valid run (every request completed but a
- * tolerated share, tokens produced, the recipe's workload) whose median TPOT
+ * tolerated share, a whole number of them and no more than were sent, tokens
+ * produced, the recipe's workload) whose median TPOT
  * is within the target and whose median TTFT is within the TTFT target where
  * the recipe has one. Included by the bench and verify commands and tests.
  */
@@ -40,9 +41,14 @@ char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char
 		      const char *out, struct npl_diag *d);
 /* Free an argv from npl_bench_argv(). */
 void npl_argv_free(char **argv);
-/* Judge the records in text (named file in messages) against the plan; -1 and a located
- * diagnostic when the file is not JSON lines of records. */
-int npl_verify(const char *file, const char *text, const cJSON *plan, double max_failed_pct,
+/* Judge the last record in the len bytes of text (named file in messages) against the plan.
+ * Every line counts, whatever bytes it holds: blanks and NUL padding around records are
+ * ignored; a line before the last record that is not one is skipped with a located warning;
+ * -1 and a located error when the last line that is not blank is no record (an earlier one
+ * never stands in for it), when there is none, or when the plan's targets are not numbers.
+ * Duplicate keys take the last value, as Python's json does; numbers beyond a double
+ * (1e400) are no numbers. */
+int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
 	       struct npl_verdict *v, struct npl_diag *d);
 /* The verdict as JSON with stable keys. */
 cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const char *file);

@@ -15,6 +15,7 @@
 #include "npulaunch/recipe.h"
 #include "npulaunch/select.h"
 #include "npulaunch/site.h"
+#include "npulaunch/util.h"
 
 /* Exit codes, the same for every command (README and the man page list them). */
 enum {
@@ -123,8 +124,17 @@ struct npl_endpoint {
 };
 /* The endpoints of a plan (servers, then the router when with_router); their count. */
 int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out);
-/* NPULAUNCH_WAIT_TIMEOUT in seconds (0: do not wait), default 1800; -1 when malformed. */
-double npl_cli_wait_timeout(void);
+/* How long wait, router.sh and apply --role router wait for the servers (wait --timeout,
+ * NPULAUNCH_WAIT_TIMEOUT; 0: do not wait): seconds, 0 to a week; the scripts' _wait.sh.tmpl
+ * reads the variable by the same rule. */
+extern const struct npl_number_spec npl_cli_wait_seconds;
+/* Option name's value s as a number within spec (npl_parse_number): 0 and *out, or a usage
+ * error for cmd that names the option and what it accepts (NPL_EXIT_USAGE). */
+int npl_cli_number(const char *cmd, const char *name, const char *s, const struct npl_number_spec *spec,
+		   double *out);
+/* The same for environment variable var; unset or empty gives def. */
+int npl_cli_env_number(const char *cmd, const char *var, const struct npl_number_spec *spec, double def,
+		       double *out);
 /* Check a plan against the engine-flag registry and the rules (messages printed);
  * 0 when it passes (warnings allowed), else an exit code. */
 int npl_cli_check(struct npl_cli *cli, const struct npl_db *db, const cJSON *plan,

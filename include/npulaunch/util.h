@@ -72,8 +72,30 @@ int npl_starts_with(const char *s, const char *prefix);
 int npl_ends_with(const char *s, const char *suffix);
 /* ASCII case-insensitive equality. */
 int npl_strcaseeq(const char *a, const char *b);
-/* Parse a non-negative decimal integer that fits an int; -1 on anything else. */
+/* Parse a non-negative decimal integer that fits an int; -1 on anything else (the rules of
+ * npl_parse_number). */
 int npl_parse_uint(const char *s);
+
+/* What a number from a flag, a file or the environment may be: what it is, for messages
+ * ("a number of seconds"), its range (inclusive; max below 2^53) and whether it is whole. */
+struct npl_number_spec {
+	const char *what;
+	double min, max;
+	int whole;
+};
+
+/* The one reader of numbers from users: s, all of it, as a decimal number: digits, then,
+ * unless spec->whole, optionally '.' and digits; no sign, blank, exponent, hex, inf or nan;
+ * within spec's range. 0 and *out, or -1 (*out untouched). */
+int npl_parse_number(const char *s, const struct npl_number_spec *spec, double *out);
+/* The same for the n bytes at s (a slice of a longer text). */
+int npl_parse_number_n(const char *s, size_t n, const struct npl_number_spec *spec, double *out);
+/* The length of the decimal number that starts the n bytes at s (digits, then, unless whole,
+ * optionally '.' and digits); 0 when they do not start with a digit. */
+size_t npl_decimal_span(const char *s, size_t n, int whole);
+/* What spec accepts, for messages, in buf: "a number of seconds from 0 to 604800 (decimal,
+ * like 1.5)"; returns buf. */
+char *npl_number_expected(char *buf, size_t n, const struct npl_number_spec *spec);
 /* The decimal text of v in buf (n >= 12 bytes), as snprintf's "%d" writes it; returns buf. */
 char *npl_fmt_int(char *buf, size_t n, int v);
 

@@ -7,7 +7,7 @@ build=${1:?usage: run.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run.sh BUILD_DIR SECONDS}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$build/fuzz
-mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/crashes"
+mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/results" "$work/crashes"
 
 # recipes: each shipped recipe with its defaults, hardware and model as one file,
 # the tests' own recipes, and the bad ones
@@ -30,8 +30,11 @@ cp "$src"/templates/*.tmpl "$work/template/"
 printf '{\n\t"format": "npulaunch-tune-journal/2",\n\t"root": "/",\n\t"entries": [\n\t\t{"name": "vm.swappiness", "path": "/proc/sys/vm/swappiness", "base64": "NjAK"},\n\t\t{"name": "cpu0 governor", "path": "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "base64": "c2NoZWR1dGlsCg=="}\n\t]\n}\n' >"$work/journal/v2.json"
 printf '{"format": "npulaunch-tune-journal/1", "root": "/tmp/root", "entries": [{"name": "x", "path": "/tmp/root/proc/sys/kernel/numa_balancing", "contents": "1\\n"}]}\n' >"$work/journal/v1.json"
 
+# results: bench_serving's records as the tests have them (a pass, misses, nothing, broken)
+cp "$src"/tests/data/bench/*.jsonl "$work/results/"
+
 rc=0
-for t in recipe site template journal; do
+for t in recipe site template journal results; do
 	echo "fuzz_$t: ${secs}s"
 	"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=1

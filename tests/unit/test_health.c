@@ -178,6 +178,29 @@ static void test_warming_then_ready(void **state)
 	free(log);
 }
 
+/* Retries back off up to 2s apart, no further: 7 answers of 503 take the sleeps 0.1, 0.2, 0.4,
+ * 0.8, 1.6, 2 and 2 (7.1s), not 3.2 and 3.2 for the last two (9.5s). */
+static void test_backoff_bounded(void **state)
+{
+	struct stub s;
+	const char *urls[1];
+	char *out;
+	double t0, took;
+	int left;
+
+	(void)state;
+	start(&s, "warm", "7");
+	urls[0] = s.url;
+	t0 = now();
+	out = wait_output(urls, 1, NPL_PROBE_HEALTH, 60, &left);
+	took = now() - t0;
+	assert_int_equal(left, 0);
+	free(out);
+	stop(&s);
+	assert_true(took >= 7.0);
+	assert_true(took < 8.6);
+}
+
 static void test_refused(void **state)
 {
 	char url[64], *out, want[256];
@@ -282,6 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy),
 		cmocka_unit_test(test_warming_then_ready),
+		cmocka_unit_test(test_backoff_bounded),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_not_json),
 		cmocka_unit_test(test_never_answers),

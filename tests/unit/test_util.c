@@ -263,6 +263,80 @@ static void test_parse_uint(void **state)
 	assert_int_equal(npl_parse_uint("0x10"), -1);
 }
 
+/* One reader for every number from a flag, a file or the environment: decimal digits (a
+ * fraction where the spec allows one), finite, in range, the whole text. */
+static void test_parse_number(void **state)
+{
+	static const struct npl_number_spec secs = {"a number of seconds", 0, 604800, 0};
+	static const struct npl_number_spec port = {"a port", 1, 65535, 1};
+	static const struct npl_number_spec tenth = {"a number of seconds", 0.001, 3600, 0};
+	static const char *const bad[] = {"", "nan", "NaN", "inf", "-inf", "Infinity", "1e3", "1E3",
+		"0x10", "0X10", "-1", "+1", "-0", " 1", "1 ", "\t1", "1\n", ".5", "5.", "1,5", "1.2.3",
+		"1_000", "0b1", "1s", "99999999999999999999", "1e999", "604801", "604800.5",
+		"604800.0000000000000000001", "1..5", "."};
+	char buf[256];
+	double v = -7;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NPL_ARRAY_SIZE(bad); i++) {
+		v = -7;
+		assert_int_equal(npl_parse_number(bad[i], &secs, &v), -1);
+		assert_true(v == -7);   /* untouched on error */
+	}
+	assert_int_equal(npl_parse_number(NULL, &secs, &v), -1);
+	assert_int_equal(npl_parse_number("0", &secs, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(npl_parse_number("1.5", &secs, &v), 0);
+	assert_true(v == 1.5);
+	assert_int_equal(npl_parse_number("0010", &secs, &v), 0);
+	assert_true(v == 10);
+	assert_int_equal(npl_parse_number("604800", &secs, &v), 0);
+	assert_true(v == 604800);
+	assert_int_equal(npl_parse_number("604800.000000000000000000", &secs, &v), 0);
+	assert_true(v == 604800);
+	assert_int_equal(npl_parse_number("0.1", &secs, &v), 0);
+	assert_true(v == 0.1);
+	assert_int_equal(npl_parse_number("2.25", &secs, &v), 0);
+	assert_true(v == 2.25);
+	/* digits beyond a double's precision are read, not refused */
+	assert_int_equal(npl_parse_number("1.00000000000000000000000000000000000001", &secs, &v), 0);
+	assert_true(v == 1);
+	assert_int_equal(npl_parse_number("000000000000000000000000000000000000000001", &secs, &v), 0);
+	assert_true(v == 1);
+	/* whole numbers only: no fraction, even a zero one */
+	assert_int_equal(npl_parse_number("8000", &port, &v), 0);
+	assert_true(v == 8000);
+	assert_int_equal(npl_parse_number("65535", &port, &v), 0);
+	assert_int_equal(npl_parse_number("65536", &port, &v), -1);
+	assert_int_equal(npl_parse_number("0", &port, &v), -1);
+	assert_int_equal(npl_parse_number("80.0", &port, &v), -1);
+	assert_int_equal(npl_parse_number("80.", &port, &v), -1);
+	/* a fractional minimum */
+	assert_int_equal(npl_parse_number("0.001", &tenth, &v), 0);
+	assert_int_equal(npl_parse_number("0.0009999999999999999999", &tenth, &v), -1);
+	assert_int_equal(npl_parse_number("0", &tenth, &v), -1);
+	/* a bounded slice of a longer text */
+	assert_int_equal(npl_parse_number_n("1024x768", 4, &port, &v), 0);
+	assert_true(v == 1024);
+	assert_int_equal(npl_parse_number_n("1024x768", 5, &port, &v), -1);
+	assert_int_equal(npl_parse_number_n("1024x768", 0, &port, &v), -1);
+	/* the length of a leading decimal number */
+	assert_int_equal(npl_decimal_span("22.2ms", 6, 0), 4);
+	assert_int_equal(npl_decimal_span("22.2ms", 6, 1), 2);
+	assert_int_equal(npl_decimal_span("22.ms", 5, 0), 2);
+	assert_int_equal(npl_decimal_span(".5ms", 4, 0), 0);
+	assert_int_equal(npl_decimal_span("5", 1, 0), 1);
+	assert_int_equal(npl_decimal_span("1.5", 2, 0), 1);
+	assert_int_equal(npl_decimal_span("", 0, 0), 0);
+	/* what is accepted, for messages */
+	assert_string_equal(npl_number_expected(buf, sizeof(buf), &secs),
+			    "a number of seconds from 0 to 604800 (decimal, like 1.5)");
+	assert_string_equal(npl_number_expected(buf, sizeof(buf), &port), "a port from 1 to 65535");
+	assert_string_equal(npl_number_expected(buf, sizeof(buf), &tenth),
+			    "a number of seconds from 0.001 to 3600 (decimal, like 1.5)");
+}
+
 /* ---- util: files ---- */
 
 static void test_read_file(void **state)
@@ -1241,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_starts_ends_with),
 		cmocka_unit_test(test_strcaseeq),
 		cmocka_unit_test(test_parse_uint),
+		cmocka_unit_test(test_parse_number),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_file_empty),
 		cmocka_unit_test(test_read_file_refuses),
