@@ -189,7 +189,7 @@ static const char *ref(struct ctx *c, enum npl_site_key k, int index, int url)
 static const char *reserved_env(struct ctx *c, const char *name)
 {
 	static const char *const bash_own[] = {"BASH_REMATCH", "BASHOPTS", "BASH_VERSINFO", "EUID",
-					       "IFS", "PPID", "SECONDS", "SHELLOPTS", "UID"};
+					       "EPOCHREALTIME", "EPOCHSECONDS", "IFS", "PPID", "SECONDS", "SHELLOPTS", "UID"};
 	size_t i;
 	int k;
 

@@ -192,7 +192,7 @@ site_vars=" $(sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/site.c"
 # classes npulaunch reserves; a template that names a variable otherwise fails here
 for n in "${names[@]}"; do
 	case $n in
-	npl_* | NPULAUNCH_* | BASH_REMATCH | IFS | SECONDS) ;;
+	npl_* | NPULAUNCH_* | BASH_REMATCH | IFS | SECONDS | EPOCHREALTIME | EPOCHSECONDS) ;;
 	*) [[ $site_vars == *" $n "* ]] || fail "the templates use '$n': a recipe's env could set it; call it npl_$n" ;;
 	esac
 done
