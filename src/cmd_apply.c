@@ -407,11 +407,31 @@ static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *s
 	return npl_buf_detach(&b);
 }
 
+/* s as one shell word that is also safe on a terminal: quoted as the scripts quote it, or, when
+ * it holds a control character or bytes that are not UTF-8, as bash's $'...' with \xNN escapes
+ * (the same bytes for bash, and no escape sequence reaches the terminal). */
 static void print_word(FILE *fp, const char *s)
 {
 	struct npl_buf b = NPL_BUF_INIT;
+	size_t n = strlen(s);
 
-	npl_shell_quote(&b, s);
+	npl_escape(&b, s, n, 0);
+	if (b.len == n && !memcmp(b.data, s, n)) {
+		b.len = 0;
+		npl_shell_quote(&b, s);
+	} else {
+		b.len = 0;
+		npl_buf_puts(&b, "$'");
+		for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+			if (*p == '\\' || *p == '\'')
+				npl_buf_printf(&b, "\\%c", *p);
+			else if (*p < 0x20 || *p >= 0x7f)
+				npl_buf_printf(&b, "\\x%02x", *p);
+			else
+				npl_buf_putc(&b, (char)*p);
+		}
+		npl_buf_putc(&b, '\'');
+	}
 	fputs(npl_buf_str(&b), fp);
 	npl_buf_release(&b);
 }
@@ -461,18 +481,21 @@ static void print_env(struct npl_cli *cli, const cJSON *node, int before, const 
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name");
+		const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name"), *sep = npl_json_str(it, "sep");
 		char *v;
 
 		if (env_before_source(it) != before)
 			continue;
+		/* a manifest's names and separators reach the terminal escaped */
+		name = npl_escape_in(&cli->arena, name ? name : "");
+		sep = npl_escape_in(&cli->arena, sep ? sep : ":");
 		v = value(cli, npl_json_str(it, "value"), site, bad);
 		printf("export %s=", name);
 		if (op && !strcmp(op, "append"))
-			printf("\"${%s:+$%s%s}\"", name, name, npl_json_str(it, "sep"));
+			printf("\"${%s:+$%s%s}\"", name, name, sep);
 		print_word(stdout, v ? v : "");
 		if (op && !strcmp(op, "prepend"))
-			printf("\"${%s:+%s$%s}\"", name, npl_json_str(it, "sep"), name);
+			printf("\"${%s:+%s$%s}\"", name, sep, name);
 		printf("%s\n", before ? "  # before the env files" : "");
 		free(v);
 	}
@@ -488,6 +511,14 @@ static void exec_in(const struct env *e, char **argv)
 	execvpe(argv[0], argv, e->v);
 }
 
+static double mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * Several instances share this node: start each with the common environment plus its own,
  * and stay as their parent, as the script does. When one ends, stop the others (SIGTERM, then
@@ -500,7 +531,7 @@ static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct en
 	pid_t *pids = calloc((size_t)n, sizeof(*pids));
 	sigset_t set, old;
 	int live = 0, first = -1, status = 0, k, stopping = 0;
-	struct timespec deadline = {0, 0};
+	double deadline = 0;
 
 	if (!pids)
 		npl_oom();
@@ -536,16 +567,23 @@ static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct en
 		for (int j = 0; j < k; j++)
 			kill(pids[j], SIGTERM);
 		stopping = 1;
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += (time_t)grace;
+		deadline = mono_seconds() + grace;
 	}
 	while (live > 0) {
-		struct timespec now, wait = {1, 0};
+		/* a second at most between looks, and never past the deadline of a stop */
+		double left = stopping ? deadline - mono_seconds() : 1;
+		struct timespec wait = {0, 0};
 		siginfo_t si;
 		int sig;
 		pid_t p;
 		int ws;
 
+		if (left > 1)
+			left = 1;
+		if (left > 0) {
+			wait.tv_sec = (time_t)left;
+			wait.tv_nsec = (long)((left - (double)wait.tv_sec) * 1e9);
+		}
 		sig = sigtimedwait(&set, &si, &wait);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 			for (int j = 0; j < n; j++)
@@ -571,15 +609,14 @@ static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct en
 				if (pids[j] > 0)
 					kill(pids[j], SIGTERM);
 			stopping = 1;
-			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			deadline.tv_sec += (time_t)grace;
+			deadline = mono_seconds() + grace;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (stopping && live > 0 && now.tv_sec >= deadline.tv_sec) {
+		if (stopping == 1 && live > 0 && mono_seconds() >= deadline) {
 			for (int j = 0; j < n; j++)
 				if (pids[j] > 0)
 					kill(pids[j], SIGKILL);
-			deadline.tv_sec = now.tv_sec + 3600;
+			stopping = 2;
+			deadline = mono_seconds() + 3600;
 		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -856,10 +893,11 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), idx,
 		       addrs.n ? " at " : "", addrs.n ? addrs.v[0] : "");
 		for (i = 0; i < t.n; i++)
-			printf("tune %s  %.*s -> %s%s\n", t.v[i].path, (int)strcspn(t.v[i].current, "\n"),
-			       t.v[i].current, t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
+			printf("tune %s  %s -> %s%s\n", npl_escape_in(&cli->arena, t.v[i].path),
+			       npl_escape_in(&cli->arena, npl_arena_printf(&cli->arena, "%.*s", (int)strcspn(t.v[i].current, "\n"), t.v[i].current)),
+			       t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
-			printf("unset %s\n", npl_json_str(it, "name"));
+			printf("unset %s\n", npl_escape_in(&cli->arena, npl_json_str(it, "name")));
 		print_env(cli, node, 1, &site, &bad);
 		for (i = 0; i < nfiles; i++) {
 			fputs("source ", stdout);
@@ -867,9 +905,9 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			putchar('\n');
 		}
 		if (cpus)
-			printf("cpus %s\n", cpus);
+			printf("cpus %s\n", npl_escape_in(&cli->arena, cpus));
 		for (i = 0; i < nwait && wait_timeout > 0; i++)
-			printf("wait %s (up to %gs)\n", wait_urls[i], wait_timeout);
+			printf("wait %s (up to %gs)\n", npl_escape_in(&cli->arena, wait_urls[i]), wait_timeout);
 		for (int k = 0; k < ninst; k++) {
 			if (ninst > 1)
 				printf("# instance %d, slot %d of this node: started beside the others\n",

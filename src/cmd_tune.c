@@ -62,8 +62,16 @@ static void print_check(const struct npl_tune *t)
 		const struct npl_tune_item *it = &t->v[i];
 		int n = it->current ? (int)strcspn(it->current, "\n") : 0;
 
-		if (!npl_tune_item_ok(it))
-			printf("%-*s  %.*s -> %s\n", w, it->path, n, it->current ? it->current : "?", it->wanted);
+		if (!npl_tune_item_ok(it)) {
+			/* the host's contents, as a terminal may show them */
+			struct npl_buf cur = NPL_BUF_INIT, path = NPL_BUF_INIT;
+
+			npl_escape(&cur, it->current ? it->current : "?", it->current ? (size_t)n : 1, 0);
+			npl_escape(&path, it->path, strlen(it->path), 0);
+			printf("%-*s  %s -> %s\n", w, npl_buf_str(&path), npl_buf_str(&cur), it->wanted);
+			npl_buf_release(&cur);
+			npl_buf_release(&path);
+		}
 	}
 }
 

@@ -167,5 +167,20 @@ while read -r pid _; do
 	kill -0 "$pid" 2>/dev/null && fail "instance $pid still runs after SIGTERM to apply"
 done <"$T/fake.log"
 expect_rc 0 "$NPL" tune --revert
+# an instance that ignores SIGTERM is killed once NPULAUNCH_STOP_TIMEOUT (a fraction) has passed
+rm -f "$T/fake.log"
+cat >"$T/fake/python3" <<'PY'
+#!/bin/bash
+echo "$$ $ASCEND_RT_VISIBLE_DEVICES $*" >>"$FAKE_LOG"
+[[ " $* " == *" --port 8001 "* ]] && { sleep 0.3; exit 4; }
+trap '' TERM
+while :; do sleep 0.1; done
+PY
+expect_rc 4 timeout 60 env NPULAUNCH_NODE_IP=10.0.0.2 PATH="$T/fake:$PATH" FAKE_LOG="$T/fake.log" NPULAUNCH_STOP_TIMEOUT=0.5 \
+	"$NPL" "${SH[@]}" apply --role prefill $SHID "${SHSITE[@]}"
+while read -r pid _; do
+	kill -0 "$pid" 2>/dev/null && fail "instance $pid, which ignores SIGTERM, still runs after apply ended"
+done <"$T/fake.log"
+expect_rc 0 "$NPL" tune --revert
 expect_rc 0 "$NPL" apply --help
 finish

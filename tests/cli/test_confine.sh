@@ -81,6 +81,21 @@ for p in /../victim /proc/sys/../../../victim /proc/sys/kernel/core_pattern /etc
 done
 cp "$T/manifest.orig" "$T/bundle/manifest.json"
 
+# ---- 22. what a manifest or the host holds reaches the terminal escaped ----
+fresh
+expect_rc 0 "$NPL" render $ID "${SITE[@]}" -o "$T/esc-bundle"
+jq '(.roles[0].nodes[0].env) += [{"name": "X\u001b]0;t\u0007", "value": "v\u001b[2J", "origin": {"layer": "recipe"}}]' \
+	"$T/esc-bundle/manifest.json" >"$T/esc.json" && mv "$T/esc.json" "$T/esc-bundle/manifest.json"
+printf '60\033[2J\n' >"$R/proc/sys/vm/swappiness"
+(cd "$T/esc-bundle" && PATH="$R.bin:$PATH" "$NPL" apply --root "$R" --dry-run) >"$T/out" 2>"$T/err"
+[[ $? == 0 ]] || fail "apply --dry-run of a manifest with control characters: $(cat "$T/err")"
+grep -q $'\033' "$T/out" && fail "apply --dry-run printed an escape character: $(cat -v "$T/out" | head -c 600)"
+expect_grep "$T/out" "export X\x1b]0;t\x07=\$'v\x1b[2J'"
+expect_grep "$T/out" "60\x1b[2J -> 0"
+run "$NPL" tune --check --root "$R"
+grep -q $'\033' "$T/out" && fail "tune --check printed an escape character"
+expect_grep "$T/out" "60\x1b[2J -> 0"
+
 # ---- 3. symbolic links: none is followed out of the tuning files ----
 fresh
 for target in "$T/outside" ../../../../outside ../../../etc/motd; do
