@@ -353,6 +353,22 @@ echo 0-1023 >"$B/sys/devices/system/cpu/online"
 expect_rc 0 script
 expect_rc 0 "$NPL" tune --revert --root "$B"
 expect_eq "$(snap "$B")" "$orig" "revert after a wider second script run"
+# --tune-only tunes (journaled) and launches nothing; --no-tune launches and touches nothing
+rm -f "$T/calls"
+expect_rc 0 script --tune-only
+[[ -e $T/calls ]] && fail "--tune-only launched"
+expect_eq "$(cat "$B/sys/devices/system/cpu/cpu1023/cpufreq/scaling_governor")" performance "--tune-only's tuning"
+expect_grep "$T/err" "the host is tuned (journal $B/run/npulaunch/tune-journal.json); nothing launched"
+expect_rc 0 "$NPL" tune --revert --root "$B"
+expect_eq "$(snap "$B")" "$orig" "tune --revert after --tune-only"
+expect_rc 0 script --no-tune
+[[ -e $T/calls ]] || fail "--no-tune did not launch"
+expect_eq "$(snap "$B")" "$orig" "--no-tune changed the host"
+[[ -e $B/run/npulaunch/tune-journal.json ]] && fail "--no-tune journaled"
+expect_rc 2 script --tune
+expect_grep "$T/err" "unknown option '--tune': pd-mixed.sh takes --revert, --tune-only or --no-tune"
+expect_rc 2 script --no-tune --revert
+expect_eq "$(snap "$B")" "$orig" "a script given a wrong option changed the host"
 # a journal the script cannot read stops it before any change
 mkdir -p "$B/run/npulaunch"
 echo '{"format": "x"}' >"$B/run/npulaunch/tune-journal.json"
