@@ -154,6 +154,11 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("render", "--all takes no query options");
 		goto out;
 	}
+	if (dir && !*dir) {
+		/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
+		rc = npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+		goto out;
+	}
 	if (dir) {
 		/* "deploy/" and "deploy" name the same folder */
 		char *d = npl_arena_strdup(&cli->arena, dir);
