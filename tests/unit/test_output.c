@@ -1,4 +1,5 @@
-/* test_output.c: atomic output sets (output.h): commit, failure without leftovers, check against the disk. */
+/* test_output.c: atomic output sets (output.h): commit, failure without leftovers, check against
+ * the disk; SHA-256 (sha256.h). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include "npulaunch/buf.h"
 #include "npulaunch/output.h"
+#include "npulaunch/sha256.h"
 
 struct fx {
 	char dir[512];
@@ -685,6 +687,49 @@ static void test_check_writes_nothing(void **state)
 	npl_buf_release(&after);
 }
 
+/* ---- SHA-256 ------------------------------------------------------------------------ */
+
+static void test_sha256_vectors(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *hex;
+	} v[] = {
+		{"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+		 "mnopqrstnopqrstu",
+		 "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+	};
+	char hex[65], *a = malloc(1000000);
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		npl_sha256_hex(v[i].in, strlen(v[i].in), hex);
+		assert_string_equal(hex, v[i].hex);
+		npl_sha256_hex_portable(v[i].in, strlen(v[i].in), hex);
+		assert_string_equal(hex, v[i].hex);
+	}
+	assert_non_null(a);
+	memset(a, 'a', 1000000);
+	npl_sha256_hex(a, 1000000, hex);
+	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	/* the hardware path (when the CPU has one) and the portable one agree at every padding */
+	for (n = 0; n < 300; n++) {
+		char hw[65], c[65];
+
+		for (i = 0; i < n; i++)
+			a[i] = (char)(i * 131 + n);
+		npl_sha256_hex(a, n, hw);
+		npl_sha256_hex_portable(a, n, c);
+		assert_string_equal(hw, c);
+	}
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +755,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check_extra_needs_owned_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_everything_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_writes_nothing, setup, teardown),
+		cmocka_unit_test(test_sha256_vectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
