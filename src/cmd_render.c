@@ -19,7 +19,10 @@ static void help(void)
 	     "it is set.\n"
 	     "\n"
 	     "Options:\n"
-	     "  -o, --output DIR  write the files into DIR (created if needed), atomically\n"
+	     "  -o, --output DIR  write the files into DIR (created if needed), whole or not at all;\n"
+	     "                    the files of an earlier render there that this one lacks are\n"
+	     "                    removed, other files kept; a file changed since it was rendered\n"
+	     "                    is not overwritten without --force\n"
 	     "  --all             every recipe, each into DIR/ID/\n"
 	     "  --check           write nothing; exit 1 listing stale, missing and extra files\n"
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
@@ -43,6 +46,11 @@ static void help(void)
 	     "  npulaunch render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --model-path /models/kimi \\\n"
 	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
 	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current");
+}
+
+static void waiting(const char *dir)
+{
+	fprintf(stderr, "npulaunch: render: waiting for another npulaunch writing into '%s'\n", dir);
 }
 
 static const char *missing_list(struct npl_arena *a, const cJSON *plan)
@@ -208,10 +216,11 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			rc = NPL_EXIT_FAIL;
 		}
 	} else if (dir) {
-		if (npl_out_commit(&set, &cli->diag)) {
-			npl_cli_flush(cli);
+		set.force = ro.force;
+		set.waiting = waiting;
+		if (npl_out_commit(&set, &cli->diag))
 			rc = NPL_EXIT_FAIL;
-		}
+		npl_cli_flush(cli);
 	} else {
 		for (i = 0; i < set.n; i++) {
 			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);
