@@ -98,6 +98,7 @@ static char *slurp(const char *path, size_t *len)
 	char chunk[4096];
 	size_t n;
 
+	*len = 0;
 	if (!fp)
 		return NULL;
 	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
