@@ -744,8 +744,8 @@ static void test_sha256_vectors(void **state)
 
 /* ---- bundles ------------------------------------------------------------------------ */
 
-/* A bundle of the scripts names[] in dir (each "NAME TAG\n", mode 0755) and its manifest
- * {"tag": TAG}, in the set. */
+/* A bundle of the scripts names[] in dir ("": bare names; each "NAME TAG\n", mode 0755) and
+ * its manifest {"tag": TAG}, in the set. */
 static void bundle(struct npl_outset *s, const char *dir, const char *tag, const char *names)
 {
 	char name[64], path[2048], text[256], json[256];
@@ -755,7 +755,7 @@ static void bundle(struct npl_outset *s, const char *dir, const char *tag, const
 		size_t n = strcspn(p, " ");
 
 		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
 		snprintf(text, sizeof(text), "%s %s\n", name, tag);
 		npl_out_add(s, path, text, strlen(text), 0755);
 		p += n + (p[n] == ' ');
