@@ -378,6 +378,25 @@ static void survey_gone(struct commit *c, struct unit *u, const char *name, int 
 	free(path);
 }
 
+/* The mount a path is on (statx's id, else name_to_handle_at's); -1 when neither says. A bind
+ * mount has its parent's st_dev, but it cannot be renamed. */
+static long long mount_of(const char *path)
+{
+	struct file_handle fh = {0};
+	int id;
+#ifdef STATX_MNT_ID
+	struct statx sx;
+
+	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return (long long)sx.stx_mnt_id;
+#endif
+	/* no room for the handle: EOVERFLOW, with the mount id */
+	if (!name_to_handle_at(AT_FDCWD, path, &fh, &id, 0) || errno == EOVERFLOW)
+		return id;
+	return -1;
+}
+
 /* Whether a folder that holds nothing but the bundle can be exchanged whole with a sibling. */
 static int can_exchange(const struct unit *u)
 {
@@ -392,7 +411,8 @@ static int can_exchange(const struct unit *u)
 	if (!stat(".", &cwd) && cwd.st_dev == u->st.st_dev && cwd.st_ino == u->st.st_ino)
 		return 0; /* the current folder by another name: a shell there would be lost */
 	parent = npl_out_dir_of(u->dir);
-	ok = !stat(parent, &pst) && pst.st_dev == u->st.st_dev && pst.st_ino != u->st.st_ino;
+	ok = !stat(parent, &pst) && pst.st_dev == u->st.st_dev && pst.st_ino != u->st.st_ino &&
+	     mount_of(parent) == mount_of(u->dir);
 	free(parent);
 	return ok; /* not a mount point, not the root */
 }

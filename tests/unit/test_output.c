@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1303,6 +1305,41 @@ static void test_bundle_cwd_and_symlink(void **state)
 	assert_int_equal(count_staging(f->dir), 0);
 }
 
+/* A bundle folder that is a bind mount (same device as its parent, but no rename): in place. */
+static void test_bundle_bind_mount(void **state)
+{
+	struct fx *f = *state;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip(); /* a mount namespace needs root */
+	assert_int_equal(mkdir(at(f, "src"), 0755), 0);
+	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
+	assert_int_equal(mkdir(at(f, "out/B"), 0755), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0}, t = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount(at(f, "src"), at(f, "out/B"), NULL, MS_BIND, NULL))
+			_exit(3);
+		bundle(&s, at(f, "out/B"), "one", "a.sh");
+		bundle(&t, at(f, "out/B"), "two", "b.sh");
+		_exit(npl_out_commit(&s, &d) || npl_out_commit(&t, &d) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		skip(); /* no mount namespaces here (a container without CAP_SYS_ADMIN) */
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(whole(at(f, "src"), ""), "two");
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
 /* ---- signals, concurrent commits, the lock ----------------------------------------------- */
 
 #define NB 24
@@ -1558,6 +1595,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bundles_all_or_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bundle_no_exchange, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bundle_cwd_and_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_bind_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
