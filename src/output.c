@@ -230,10 +230,15 @@ int npl_out_read_record(const char *path, const char *name, cJSON **rec)
 		/* changed, or not a bundle's manifest: the names it records serve the messages */
 		cJSON_Delete(*rec);
 		*rec = NULL;
+		const char *format;
+
 		doc = cJSON_ParseWithLength(text, len);
+		format = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "format"));
 		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "files"))) {
 			*rec = cJSON_DetachItemFromObjectCaseSensitive(doc, "files");
 			ok = NPL_REC_CHANGED;
+		} else if (format && !strncmp(format, "npulaunch-", 10)) {
+			ok = NPL_REC_OLD;
 		}
 		cJSON_Delete(doc);
 	}

@@ -325,7 +325,7 @@ static int survey_target(struct commit *c, struct unit *u, int fi, int state, co
 			 int *foreign)
 {
 	const struct npl_outfile *f = &c->s->v[fi];
-	const char *name = npl_out_base_of(f->path);
+	const char *name = npl_out_base_of(f->path), *why;
 	struct stat st;
 	char *text = NULL;
 	size_t len = 0;
@@ -347,10 +347,14 @@ static int survey_target(struct commit *c, struct unit *u, int fi, int state, co
 	free(text);
 	if (ok)
 		return 0;
-	return npl_error(
-	    c->d, &(struct npl_loc){f->path, 0, 0}, "%s: render with --force to overwrite it",
-	    cJSON_GetObjectItemCaseSensitive(names, name) ? "changed since npulaunch rendered it"
-							  : "not written by npulaunch");
+	if (cJSON_GetObjectItemCaseSensitive(names, name))
+		why = "changed since npulaunch rendered it";
+	else if (state == NPL_REC_OLD)
+		why = "not in the record of this folder's manifest (an older npulaunch kept none)";
+	else
+		why = "not written by npulaunch";
+	return npl_error(c->d, &(struct npl_loc){f->path, 0, 0},
+			 "%s: render with --force to overwrite it", why);
 }
 
 /* A file of the earlier bundle that the new one lacks: removed when it is what was recorded;

@@ -13,7 +13,7 @@
 #define NPL_OUT_TMP_PREFIX ".npulaunch-tmp-"
 
 /* What a bundle's manifest proves (npl_out_read_record). */
-enum { NPL_REC_NONE, NPL_REC_CHANGED, NPL_REC_TRUSTED };
+enum { NPL_REC_NONE, NPL_REC_OLD, NPL_REC_CHANGED, NPL_REC_TRUSTED };
 
 /* strdup, or out of memory. */
 char *npl_out_strdup(const char *s);
@@ -33,7 +33,7 @@ char *npl_out_read_regular(const char *path, size_t *len);
 /* The record of the bundle manifest at path, named name: its "files" member in *rec (the caller
  * deletes it). NPL_REC_TRUSTED when the manifest still has its own digest: then the record says
  * what npulaunch wrote; NPL_REC_CHANGED when not (the record only names files, for messages);
- * NPL_REC_NONE and no record when it is no bundle manifest. */
+ * NPL_REC_OLD for a manifest of an npulaunch that kept no record; else NPL_REC_NONE (no record). */
 int npl_out_read_record(const char *path, const char *name, cJSON **rec);
 /* 1 when rec records name with the digest of text (NULL text: 0). */
 int npl_out_recorded(const cJSON *rec, const char *name, const char *text, size_t len);

@@ -110,7 +110,7 @@ expect_rc 0 "$NPL" render $PD -o "$T/old"
 jq 'del(.files)' "$T/old/manifest.json" >"$T/m" && mv "$T/m" "$T/old/manifest.json"
 echo "#!/bin/sh" >"$T/old/router.sh"
 expect_rc 1 "$NPL" render $PD -o "$T/old"
-expect_grep "$T/err" "npulaunch: $T/old/manifest.json: error: not written by npulaunch: render with --force to overwrite it"
+expect_grep "$T/err" "npulaunch: $T/old/manifest.json: error: not in the record of this folder's manifest (an older npulaunch kept none): render with --force to overwrite it"
 expect_nogrep "$T/err" "pd-mixed.sh"
 expect_rc 0 "$NPL" render $DIS -o "$T/old" --force
 expect_eq "$(cat "$T/old/router.sh")" "$(cat "$T/b/router.sh")" "router.sh overwritten with --force"
