@@ -1522,9 +1522,9 @@ static void note_wait(const char *dir)
 static void test_lock_waits(void **state)
 {
 	struct fx *f = *state;
-	int fd, status;
+	int fd, status, i;
 	pid_t pid;
-	char note[2048], *text;
+	char note[2048], *text = NULL;
 	size_t len;
 
 	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
@@ -1545,11 +1545,13 @@ static void test_lock_waits(void **state)
 		s.waiting = note_wait;
 		_exit(npl_out_commit(&s, &d) ? 1 : 0);
 	}
-	usleep(300000);
+	/* it says so, and waits */
+	for (i = 0; i < 400 && !(text = slurp(note, &len)); i++)
+		usleep(25000);
+	assert_non_null(text);
+	usleep(100000);
 	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
 	assert_absent(at(f, "out/B"));
-	text = slurp(note, &len);
-	assert_non_null(text);
 	assert_string_equal(text, at(f, "out"));
 	free(text);
 	close(fd);
