@@ -19,9 +19,13 @@ static void help(void)
 	     "it is set.\n"
 	     "\n"
 	     "Options:\n"
-	     "  -o, --output DIR  write the files into DIR (created if needed), atomically\n"
+	     "  -o, --output DIR  write the files into DIR (created if needed), whole or not at all;\n"
+	     "                    the files of an earlier render there that this one lacks are\n"
+	     "                    removed, other files kept; a file changed since it was rendered\n"
+	     "                    is not overwritten without --force\n"
 	     "  --all             every recipe, each into DIR/ID/\n"
-	     "  --check           write nothing; exit 1 listing stale, missing and extra files\n"
+	     "  --check           write nothing; exit 1 listing stale, edited, missing and extra\n"
+	     "                    files (edited: changed since it was rendered)\n"
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
 	     "  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
 	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
@@ -43,6 +47,11 @@ static void help(void)
 	     "  npulaunch render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --model-path /models/kimi \\\n"
 	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
 	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current");
+}
+
+static void waiting(const char *dir)
+{
+	fprintf(stderr, "npulaunch: render: waiting for another npulaunch writing into '%s'\n", dir);
 }
 
 static const char *missing_list(struct npl_arena *a, const cJSON *plan)
@@ -154,6 +163,11 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("render", "--all takes no query options");
 		goto out;
 	}
+	if (dir && !*dir) {
+		/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
+		rc = npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+		goto out;
+	}
 	if (dir) {
 		/* "deploy/" and "deploy" name the same folder */
 		char *d = npl_arena_strdup(&cli->arena, dir);
@@ -203,10 +217,11 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			rc = NPL_EXIT_FAIL;
 		}
 	} else if (dir) {
-		if (npl_out_commit(&set, &cli->diag)) {
-			npl_cli_flush(cli);
+		set.force = ro.force;
+		set.waiting = waiting;
+		if (npl_out_commit(&set, &cli->diag))
 			rc = NPL_EXIT_FAIL;
-		}
+		npl_cli_flush(cli);
 	} else {
 		for (i = 0; i < set.n; i++) {
 			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);

@@ -1,4 +1,6 @@
-/* output.c: atomic output sets and their check against the disk; see output.h. */
+/* output.c: output sets, bundles and their records, the check against the disk; see output.h
+ * (the commit is in output_commit.c). */
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,11 +9,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npulaunch/arena.h"
+#include "npulaunch/buf.h"
 #include "npulaunch/output.h"
+#include "npulaunch/sha256.h"
 #include "npulaunch/util.h"
+#include "output_internal.h"
 
-static char *xstrdup(const char *s)
+#define ZEROS "0000000000000000000000000000000000000000000000000000000000000000"
+/* a file of a bundle is at most this big: a bigger one is not one npulaunch wrote */
+#define MAX_READ ((size_t)64 << 20)
+
+char *npl_out_strdup(const char *s)
 {
 	char *p = strdup(s);
 
@@ -20,21 +28,55 @@ static char *xstrdup(const char *s)
 	return p;
 }
 
+void *npl_out_grow(void *v, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 16;
+	v = realloc(v, (size_t)*cap * size);
+	if (!v)
+		npl_oom();
+	return v;
+}
+
+char *npl_out_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	if (!p)
+		npl_oom();
+	snprintf(p, n, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] != '/' ? "/" : "", name);
+	return p;
+}
+
+char *npl_out_dir_of(const char *path)
+{
+	char *d = npl_out_strdup(path), *slash = strrchr(d, '/');
+
+	if (!slash)
+		strcpy(d, ".");
+	else if (slash == d)
+		d[1] = '\0';
+	else
+		*slash = '\0';
+	return d;
+}
+
+const char *npl_out_base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
 {
 	struct npl_outfile *f;
 
-	if (s->n == s->cap) {
-		int cap = s->cap ? s->cap * 2 : 16;
-		void *p = realloc(s->v, (size_t)cap * sizeof(*s->v));
-
-		if (!p)
-			npl_oom();
-		s->v = p;
-		s->cap = cap;
-	}
+	s->v = npl_out_grow(s->v, &s->cap, s->n, sizeof(*s->v));
 	f = &s->v[s->n++];
-	f->path = xstrdup(path);
+	f->path = npl_out_strdup(path);
 	f->text = malloc(len + 1);
 	if (!f->text)
 		npl_oom();
@@ -46,197 +88,175 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
 
 void npl_out_own_dir(struct npl_outset *s, const char *dir)
 {
-	if (s->ndirs == s->capdirs) {
-		int cap = s->capdirs ? s->capdirs * 2 : 16;
-		void *p = realloc(s->dirs, (size_t)cap * sizeof(*s->dirs));
+	s->dirs = npl_out_grow(s->dirs, &s->capdirs, s->ndirs, sizeof(*s->dirs));
+	s->dirs[s->ndirs++] = npl_out_strdup(dir);
+}
 
-		if (!p)
-			npl_oom();
-		s->dirs = p;
-		s->capdirs = cap;
+/* "" and "." both name the current folder; a file's folder as a bundle's dir would name it. */
+static int in_dir(const char *path, const char *dir)
+{
+	char *d = npl_out_dir_of(path);
+	int yes = !strcmp(d, *dir ? dir : ".");
+
+	free(d);
+	return yes;
+}
+
+void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *end = strrchr(json, '}');
+	char hex[65], *path, *self;
+	int i, any = 0;
+
+	if (!end)
+		end = json + strlen(json);
+	/* the object's members, then ours: the text as cJSON formats it, not reformatted */
+	while (end > json && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	npl_buf_add(&b, json, (size_t)(end - json));
+	any = end > json && end[-1] != '{';
+	npl_buf_puts(&b, any ? ",\n\t\"files\":\t{" : "\n\t\"files\":\t{");
+	for (i = 0; i < s->n; i++) {
+		if (!in_dir(s->v[i].path, dir) || !strcmp(npl_out_base_of(s->v[i].path), name))
+			continue;
+		npl_sha256_hex(s->v[i].text, s->v[i].len, hex);
+		npl_buf_puts(&b, "\n\t\t");
+		npl_buf_json_string(&b, npl_out_base_of(s->v[i].path));
+		npl_buf_printf(&b, ":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t},", hex);
 	}
-	s->dirs[s->ndirs++] = xstrdup(dir);
+	npl_buf_puts(&b, "\n\t\t");
+	npl_buf_json_string(&b, name);
+	npl_buf_puts(&b, ":\t{\n\t\t\t\"sha256\":\t\"" ZEROS "\"\n\t\t}\n\t}\n}\n");
+	/* its own digest is taken with 64 zeros in its place, then put there */
+	npl_sha256_hex(b.data, b.len, hex);
+	self = b.data + b.len - strlen(ZEROS "\"\n\t\t}\n\t}\n}\n");
+	memcpy(self, hex, 64);
+	path = *dir ? npl_out_join(dir, name) : npl_out_strdup(name);
+	npl_out_add(s, path, b.data, b.len, 0644);
+	free(path);
+	npl_buf_release(&b);
+	s->bundles = npl_out_grow(s->bundles, &s->capbundles, s->nbundles, sizeof(*s->bundles));
+	s->bundles[s->nbundles].dir = npl_out_strdup(dir);
+	s->bundles[s->nbundles++].manifest = npl_out_strdup(name);
 }
 
-static char *dir_of(const char *path)
+int npl_out_namecmp(const void *a, const void *b)
 {
-	char *d = xstrdup(path), *slash = strrchr(d, '/');
-
-	if (!slash)
-		strcpy(d, ".");
-	else if (slash == d)
-		d[1] = '\0';
-	else
-		*slash = '\0';
-	return d;
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int write_all(int fd, const char *p, size_t n)
+/* ---- the records: what a bundle holds ----------------------------------------------- */
+
+char *npl_out_read_regular(const char *path, size_t *len)
 {
-	while (n) {
-		ssize_t w = write(fd, p, n);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *p = NULL;
+	size_t got = 0;
 
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Create dir and its missing parents, remembering each folder created so
- * that a failed commit can remove them again. */
-static int make_dirs(const char *dir, char ***made, int *nmade, struct npl_diag *d)
-{
-	char *p = strdup(dir), *s;
-	int rc = 0;
-
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_READ)
+		goto out;
+	p = malloc((size_t)st.st_size + 1);
 	if (!p)
 		npl_oom();
-	for (s = p + 1;; s++) {
-		char c;
+	while (got <= (size_t)st.st_size) {
+		ssize_t r = read(fd, p + got, (size_t)st.st_size + 1 - got);
 
-		if (*s != '/' && *s != '\0')
+		if (r < 0 && errno == EINTR)
 			continue;
-		c = *s;
-		*s = '\0';
-		if (!npl_is_dir(p)) {
-			if (mkdir(p, 0755) != 0) {
-				if (errno == EEXIST)
-					rc = npl_error(d, NULL, "'%s' exists and is not a directory", p);
-				else
-					rc = npl_error(d, NULL, "cannot create directory '%s': %s", p, strerror(errno));
-				break;
-			}
-			*made = realloc(*made, (size_t)(*nmade + 1) * sizeof(**made));
-			if (!*made)
-				npl_oom();
-			(*made)[(*nmade)++] = strdup(p);
-		}
-		*s = c;
-		if (!c)
+		if (r <= 0)
 			break;
+		got += (size_t)r;
 	}
-	free(p);
-	return rc;
+	if (got != (size_t)st.st_size) {
+		/* it changed under us, or failed: not something to trust */
+		free(p);
+		p = NULL;
+		goto out;
+	}
+	p[got] = '\0';
+	*len = got;
+out:
+	close(fd);
+	return p;
 }
 
-/* A temporary name next to path: DIR/.BASE.TAG.XXXXXX, created (fd returned) or -1. */
-static int temp_next_to(const char *path, const char *tag, char **out)
+/* 1 when the record holds name with the digest hex. */
+static int recorded_hex(const cJSON *rec, const char *name, const char *hex)
 {
-	char *dir = dir_of(path);
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t n = strlen(dir) + strlen(base) + strlen(tag) + 16;
-	int fd;
+	const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(rec, name), "sha256"));
 
-	*out = malloc(n);
-	if (!*out)
-		npl_oom();
-	snprintf(*out, n, "%s/.%s.%sXXXXXX", dir, base, tag);
-	free(dir);
-	fd = mkstemp(*out);
-	if (fd < 0) {
-		free(*out);
-		*out = NULL;
-	}
-	return fd;
+	return want && !strcmp(want, hex);
 }
 
-/* Every file is written under a temporary name first; an existing file is
- * kept under a second name (a hard link) until every rename has succeeded,
- * so that a failure part-way can put the old files back and remove the new
- * ones: the set lands whole or not at all. */
-int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
+#define FILES_KEY "\n\t\"files\":\t{"
+
+int npl_out_read_record(const char *path, const char *name, cJSON **rec)
 {
-	char **tmp = calloc((size_t)s->n + 1, sizeof(*tmp));
-	char **bak = calloc((size_t)s->n + 1, sizeof(*bak));
-	char **made = NULL;
-	int nmade = 0, renamed = 0, i, rc = 0;
+	size_t len, i, at = 0, n = strlen(FILES_KEY);
+	char *text = npl_out_read_regular(path, &len), want[65], got[65];
+	const char *files = NULL;
+	cJSON *doc;
+	int ok = NPL_REC_NONE;
 
-	if (!tmp || !bak)
-		npl_oom();
-	for (i = 0; i < s->n && rc == 0; i++) {
-		const struct npl_outfile *f = &s->v[i];
-		char *dir = dir_of(f->path);
-		struct stat st;
-		int fd;
+	*rec = NULL;
+	if (!text)
+		return NPL_REC_NONE;
+	/* What npulaunch wrote ends with the record, the record with the manifest's own digest (the
+	 * last string). When the text is as written, only the record needs parsing. */
+	for (i = len; i-- > 66 && !at;)
+		if (text[i] == '"')
+			at = i - 64;
+	for (i = len > n ? len - n : 0; at && i > 0 && !files; i--)
+		if (!memcmp(text + i, FILES_KEY, n))
+			files = text + i + n - 1;
+	if (files && text[at - 1] == '"') {
+		memcpy(want, text + at, 64);
+		want[64] = '\0';
+		memcpy(text + at, ZEROS, 64);
+		npl_sha256_hex(text, len, got);
+		memcpy(text + at, want, 64);
+		*rec = strcmp(got, want)
+			   ? NULL
+			   : cJSON_ParseWithLength(files, len - (size_t)(files - text));
+		if (cJSON_IsObject(*rec) && recorded_hex(*rec, name, want))
+			ok = NPL_REC_TRUSTED;
+	}
+	if (ok != NPL_REC_TRUSTED) {
+		/* changed, or not a bundle's manifest: the names it records serve the messages */
+		cJSON_Delete(*rec);
+		*rec = NULL;
+		const char *format;
 
-		rc = make_dirs(dir, &made, &nmade, d);
-		free(dir);
-		if (rc)
-			break;
-		fd = temp_next_to(f->path, "", &tmp[i]);
-		if (fd < 0) {
-			rc = npl_error(d, NULL, "cannot create a file next to '%s': %s", f->path, strerror(errno));
-			break;
+		doc = cJSON_ParseWithLength(text, len);
+		format = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "format"));
+		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "files"))) {
+			*rec = cJSON_DetachItemFromObjectCaseSensitive(doc, "files");
+			ok = NPL_REC_CHANGED;
+		} else if (format && !strncmp(format, "npulaunch-", 10)) {
+			ok = NPL_REC_OLD;
 		}
-		if (write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
-			rc = npl_error(d, NULL, "cannot write '%s': %s", f->path, strerror(errno));
-			close(fd);
-			break;
-		}
-		if (close(fd)) {
-			rc = npl_error(d, NULL, "cannot write '%s': %s", f->path, strerror(errno));
-			break;
-		}
-		if (lstat(f->path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-			fd = temp_next_to(f->path, "old.", &bak[i]);
-			if (fd >= 0) {
-				close(fd);
-				unlink(bak[i]);
-			}
-			if (fd < 0 || link(f->path, bak[i]) != 0) {
-				rc = npl_error(d, NULL, "cannot keep the old '%s' aside: %s", f->path, strerror(errno));
-				free(bak[i]);
-				bak[i] = NULL;
-				break;
-			}
-		}
+		cJSON_Delete(doc);
 	}
-	for (i = 0; i < s->n && rc == 0; i++, renamed++)
-		if (rename(tmp[i], s->v[i].path)) {
-			rc = npl_error(d, NULL, "cannot rename into '%s': %s", s->v[i].path, strerror(errno));
-			break;
-		}
-	if (rc) {
-		/* put back what was there, remove what was not */
-		for (i = 0; i < renamed; i++) {
-			if (bak[i] && rename(bak[i], s->v[i].path) == 0) {
-				free(bak[i]);
-				bak[i] = NULL;
-			} else if (!bak[i]) {
-				unlink(s->v[i].path);
-			}
-			free(tmp[i]);
-			tmp[i] = NULL;
-		}
-	} else {
-		for (i = 0; i < s->n; i++) {
-			free(tmp[i]);
-			tmp[i] = NULL;
-		}
-	}
-	for (i = 0; i < s->n; i++) {
-		if (tmp[i])
-			unlink(tmp[i]);
-		if (bak[i])
-			unlink(bak[i]);
-		free(tmp[i]);
-		free(bak[i]);
-	}
-	for (i = nmade - 1; i >= 0; i--) {
-		if (rc)
-			rmdir(made[i]);
-		free(made[i]);
-	}
-	free(made);
-	free(tmp);
-	free(bak);
-	return rc;
+	free(text);
+	return ok;
 }
+
+int npl_out_recorded(const cJSON *rec, const char *name, const char *text, size_t len)
+{
+	char got[65];
+
+	if (!text)
+		return 0;
+	npl_sha256_hex(text, len, got);
+	return recorded_hex(rec, name, got);
+}
+
+/* ---- the check ------------------------------------------------------------------------ */
 
 static int owned(const struct npl_outset *s, const char *path)
 {
@@ -269,44 +289,30 @@ static int is_below_owned(const struct npl_outset *s, const char *path)
 	return 0;
 }
 
-static int namecmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Report files below dir that the set does not write. */
 static int check_extra(const struct npl_outset *s, const char *dir, FILE *fp)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	char **names = NULL;
-	size_t n = 0, cap = 0, i;
-	int diffs = 0;
+	int n = 0, cap = 0, i, diffs = 0;
 
 	if (!dp)
 		return 0;
 	while ((de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			names = realloc(names, cap * sizeof(*names));
-			if (!names)
-				npl_oom();
-		}
-		names[n] = malloc(strlen(dir) + strlen(de->d_name) + 2);
-		if (!names[n])
-			npl_oom();
-		sprintf(names[n], "%s/%s", dir, de->d_name);
-		n++;
+		names = npl_out_grow(names, &cap, n, sizeof(*names));
+		names[n++] = npl_out_join(dir, de->d_name);
 	}
 	closedir(dp);
 	if (n)
-		qsort(names, n, sizeof(*names), namecmp);
+		qsort(names, (size_t)n, sizeof(*names), npl_out_namecmp);
 	for (i = 0; i < n; i++) {
 		if (owned(s, names[i]))
 			;
-		else if (npl_is_dir(names[i]) && (owns_dir(s, names[i]) || is_below_owned(s, names[i])))
+		else if (npl_is_dir(names[i]) &&
+			 (owns_dir(s, names[i]) || is_below_owned(s, names[i])))
 			diffs += check_extra(s, names[i], fp);
 		else {
 			fprintf(fp, "extra %s%s\n", names[i], npl_is_dir(names[i]) ? "/" : "");
@@ -318,33 +324,69 @@ static int check_extra(const struct npl_outset *s, const char *dir, FILE *fp)
 	return diffs;
 }
 
+/* "stale" when the file on disk is what npulaunch wrote there (render updates it), "edited"
+ * when it was changed since, or is not npulaunch's (render refuses it without --force). */
+static const char *difference(const struct npl_outset *s, const struct npl_outfile *f,
+			      const char *have, size_t len, cJSON **recs, int *states)
+{
+	const char *name = npl_out_base_of(f->path);
+	int b;
+
+	if (have && len == f->len && !memcmp(have, f->text, len))
+		return "stale"; /* its mode */
+	for (b = 0; b < s->nbundles; b++)
+		if (in_dir(f->path, s->bundles[b].dir))
+			break;
+	if (b == s->nbundles)
+		return "stale";
+	if (!states[b]) {
+		char *m = *s->bundles[b].dir
+			      ? npl_out_join(s->bundles[b].dir, s->bundles[b].manifest)
+			      : npl_out_strdup(s->bundles[b].manifest);
+
+		states[b] = 1 + npl_out_read_record(m, s->bundles[b].manifest, &recs[b]);
+		free(m);
+	}
+	if (states[b] != 1 + NPL_REC_TRUSTED)
+		return "edited";
+	return !strcmp(name, s->bundles[b].manifest) || npl_out_recorded(recs[b], name, have, len)
+		   ? "stale"
+		   : "edited";
+}
+
 int npl_out_check(const struct npl_outset *s, FILE *fp)
 {
+	cJSON **recs = calloc((size_t)s->nbundles + 1, sizeof(*recs));
+	int *states = calloc((size_t)s->nbundles + 1, sizeof(*states));
 	int i, diffs = 0;
 
+	if (!recs || !states)
+		npl_oom();
 	for (i = 0; i < s->n; i++) {
 		const struct npl_outfile *f = &s->v[i];
-		struct npl_diag d = NPL_DIAG_INIT;
-		size_t len;
+		size_t len = 0;
 		char *have;
 		struct stat st;
 
-		if (stat(f->path, &st) != 0) {
+		if (lstat(f->path, &st) != 0) {
 			fprintf(fp, "missing %s\n", f->path);
 			diffs++;
 			continue;
 		}
-		have = npl_read_file(f->path, &len, &d);
-		npl_diag_release(&d);
+		have = npl_out_read_regular(f->path, &len);
 		if (!have || len != f->len || memcmp(have, f->text, len) ||
-		    (st.st_mode & 0777) != (unsigned)f->mode) {
-			fprintf(fp, "stale %s\n", f->path);
+		    (st.st_mode & 07777) != (unsigned)f->mode) {
+			fprintf(fp, "%s %s\n", difference(s, f, have, len, recs, states), f->path);
 			diffs++;
 		}
 		free(have);
 	}
 	for (i = 0; i < s->ndirs; i++)
 		diffs += check_extra(s, s->dirs[i], fp);
+	for (i = 0; i < s->nbundles; i++)
+		cJSON_Delete(recs[i]);
+	free(recs);
+	free(states);
 	return diffs;
 }
 
@@ -358,7 +400,12 @@ void npl_out_release(struct npl_outset *s)
 	}
 	for (i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);
+	for (i = 0; i < s->nbundles; i++) {
+		free(s->bundles[i].dir);
+		free(s->bundles[i].manifest);
+	}
 	free(s->v);
 	free(s->dirs);
+	free(s->bundles);
 	memset(s, 0, sizeof(*s));
 }

@@ -318,9 +318,9 @@ int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *di
 		}
 		npl_buf_release(&b);
 	}
+	/* the plan, and the record of what this bundle holds (output.h) */
 	manifest = npl_render_manifest(plan);
-	snprintf(path, sizeof(path), "%s%smanifest.json", dir, *dir ? "/" : "");
-	npl_out_add(set, path, manifest, strlen(manifest), 0644);
+	npl_out_add_manifest(set, dir, "manifest.json", manifest);
 	free(manifest);
 	return rc;
 }

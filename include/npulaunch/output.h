@@ -1,10 +1,24 @@
 /*
- * output.h: sets of output files written atomically. Files are collected in
- * memory; npl_out_commit() writes each to a temporary name in its folder and
- * renames them all only when every one was written, so an error leaves no
- * partial file and no half-written bundle. npl_out_check() compares the set
- * with what is on disk instead (stale, missing and extra files). Included by
- * the render command and its tests.
+ * output.h: sets of output files, written whole or not at all. Files are collected in memory;
+ * npl_out_commit() writes them and npl_out_check() compares them with the disk instead (stale,
+ * edited, missing and extra files). Included by the render command and its tests.
+ *
+ * A folder given a manifest with npl_out_add_manifest() is a bundle: the manifest records every
+ * file of it by sha256, itself included, so that the next commit knows what npulaunch wrote
+ * there. A commit then removes the files of the earlier bundle that the new one lacks (only
+ * those whose sha256 is still the recorded one), keeps every other file, and refuses (unless
+ * forced) to overwrite a file changed since it was rendered or not written by npulaunch.
+ *
+ * A commit is whole or nothing: every file is written into a staging folder first. A bundle
+ * folder that holds nothing but the bundle is then exchanged with its staging folder in one
+ * rename (renameat2 RENAME_EXCHANGE); any other folder (the user's files in it, the current
+ * folder, a mount point, a symlink, a file system without the exchange) is updated file by file
+ * with the earlier files kept aside until every rename succeeded. SIGHUP, SIGINT, SIGQUIT and
+ * SIGTERM are blocked while folders and files are swapped; before that, a signal removes the
+ * staging folders and ends the process as it would have. Staging folders are named
+ * .npulaunch-tmp-*; one left by a killed run (or a temporary of an older npulaunch) is removed
+ * by the next commit into that folder. Commits into one folder are serialised by flock() on the
+ * folder and its parent.
  */
 #ifndef NPL_OUTPUT_H
 #define NPL_OUTPUT_H
@@ -20,20 +34,36 @@ struct npl_outfile {
 	int mode;
 };
 
+struct npl_outbundle {
+	char *dir;          /* the folder, as the files' paths name it ("" for bare names) */
+	char *manifest;     /* the manifest's name in it */
+};
+
 struct npl_outset {
 	struct npl_outfile *v;
 	int n, cap;
 	char **dirs;        /* folders whose extra files --check reports */
 	int ndirs, capdirs;
+	struct npl_outbundle *bundles;
+	int nbundles, capbundles;
+	int force;          /* commit: overwrite files changed since rendered or not written by npulaunch */
+	void (*waiting)(const char *dir); /* commit: called (once) before it waits for another's lock */
 };
 
 /* Add a file (the set takes a copy of text). */
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode);
+/* Add dir's manifest, named name: json (a JSON object's text) with a last member "files" that
+ * records {"NAME": {"sha256": HEX}} for every file of the set directly in dir added before it,
+ * and for the manifest itself (its digest taken with its own HEX as 64 zeros); dir becomes a
+ * bundle. */
+void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json);
 /* Declare a folder the set owns entirely: with check, files in it that the set lacks are extra. */
 void npl_out_own_dir(struct npl_outset *s, const char *dir);
-/* Write every file atomically; -1 and nothing written (or left behind) on error. */
+/* Write every file (see above); -1 and nothing written, removed or left behind on error. */
 int npl_out_commit(const struct npl_outset *s, struct npl_diag *d);
-/* Compare with the disk; print "stale PATH", "missing PATH", "extra PATH" lines to fp; returns the number of differences. */
+/* Compare with the disk; print "stale PATH" (as rendered, out of date), "edited PATH" (changed
+ * since rendered, or not written by npulaunch), "missing PATH", "extra PATH" lines to fp;
+ * returns the number of differences. */
 int npl_out_check(const struct npl_outset *s, FILE *fp);
 /* Free the set. */
 void npl_out_release(struct npl_outset *s);

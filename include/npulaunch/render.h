@@ -23,7 +23,8 @@ struct npl_templates {
 
 /* Append a plan value as one shell word: literals quoted, site references as "${VAR}". */
 void npl_render_shell_word(struct npl_buf *out, const char *pval);
-/* Render every file of the plan's bundle into set, under dir ("" for bare names). */
+/* Render every file of the plan's bundle into set, under dir ("" for bare names): the scripts,
+ * then manifest.json (the plan with the record of the bundle's files, see output.h). */
 int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *dir,
 		      struct npl_outset *set, struct npl_diag *d);
 /* Render one role's script into out. */

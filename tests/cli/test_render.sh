@@ -72,7 +72,7 @@ mkdir "$T/a1/old-recipe"
 before=$(snap)
 expect_rc 1 "$NPL" render --all -o "$T/a1" --check
 expect_eq "$(cat "$T/out")" "missing $T/a1/deepseek-v4-flash-w8a8-8p-in8k-out1k-50ms/bench.sh
-stale $T/a1/$ID/pd-mixed.sh
+edited $T/a1/$ID/pd-mixed.sh
 extra $T/a1/kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms/notes.txt
 extra $T/a1/old-recipe/" "--check report"
 expect_eq "$(snap)" "$before" "--check changed the folder"

@@ -1,4 +1,6 @@
-/* test_output.c: atomic output sets (output.h): commit, failure without leftovers, check against the disk. */
+/* test_output.c: atomic output sets (output.h): commit, failure without leftovers, check against
+ * the disk; bundles: their records, what is removed, kept and refused, the exchange and its
+ * fallback, signals, concurrent commits and the lock; SHA-256 (sha256.h). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,14 +14,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "npulaunch/buf.h"
 #include "npulaunch/output.h"
+#include "npulaunch/sha256.h"
+#include "unit.h"
 
 struct fx {
 	char dir[512];
@@ -85,6 +100,7 @@ static char *slurp(const char *path, size_t *len)
 	char chunk[4096];
 	size_t n;
 
+	*len = 0;
 	if (!fp)
 		return NULL;
 	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
@@ -685,6 +701,865 @@ static void test_check_writes_nothing(void **state)
 	npl_buf_release(&after);
 }
 
+/* ---- SHA-256 ------------------------------------------------------------------------ */
+
+static void test_sha256_vectors(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *hex;
+	} v[] = {
+		{"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+		 "mnopqrstnopqrstu",
+		 "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+	};
+	char hex[65], *a = malloc(1000000);
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		npl_sha256_hex(v[i].in, strlen(v[i].in), hex);
+		assert_string_equal(hex, v[i].hex);
+		npl_sha256_hex_portable(v[i].in, strlen(v[i].in), hex);
+		assert_string_equal(hex, v[i].hex);
+	}
+	assert_non_null(a);
+	memset(a, 'a', 1000000);
+	npl_sha256_hex(a, 1000000, hex);
+	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	/* the hardware path (when the CPU has one) and the portable one agree at every padding */
+	for (n = 0; n < 300; n++) {
+		char hw[65], c[65];
+
+		for (i = 0; i < n; i++)
+			a[i] = (char)(i * 131 + n);
+		npl_sha256_hex(a, n, hw);
+		npl_sha256_hex_portable(a, n, c);
+		assert_string_equal(hw, c);
+	}
+	free(a);
+}
+
+/* ---- bundles ------------------------------------------------------------------------ */
+
+/* A bundle of the scripts names[] in dir ("": bare names; each "NAME TAG\n", mode 0755) and
+ * its manifest {"tag": TAG}, in the set. */
+static void bundle(struct npl_outset *s, const char *dir, const char *tag, const char *names)
+{
+	char name[64], path[2048], text[256], json[256];
+	const char *p = names;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", name);
+		snprintf(text, sizeof(text), "%s %s\n", name, tag);
+		npl_out_add(s, path, text, strlen(text), 0755);
+		p += n + (p[n] == ' ');
+	}
+	snprintf(json, sizeof(json), "{\n\t\"tag\":\t\"%s\"\n}\n", tag);
+	npl_out_add_manifest(s, dir, "manifest.json", json);
+	npl_out_own_dir(s, dir);
+}
+
+/* Commit a bundle into dir in a set of its own. */
+static void commit_tagged(struct fx *f, const char *dir, const char *tag, const char *names)
+{
+	struct npl_outset s = {0};
+	struct npl_diag d = NPL_DIAG_INIT;
+
+	bundle(&s, dir, tag, names);
+	if (npl_out_commit(&s, &d))
+		fail_msg("commit of %s into %s: %s", tag, dir, npl_test_msg(&d, 0));
+	(void)f;
+	npl_out_release(&s);
+	npl_diag_release(&d);
+}
+
+/* The names in dir, sorted, on one line. */
+static char *listing(const char *dir)
+{
+	struct dirent **names;
+	struct npl_buf b = NPL_BUF_INIT;
+	int n = scandir(dir, &names, NULL, alphasort), i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			npl_buf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	else
+		npl_buf_puts(&b, "(none)");
+	return npl_buf_detach(&b);
+}
+
+static void assert_listing(const char *dir, const char *want)
+{
+	char *have = listing(dir);
+
+	assert_string_equal(have, want);
+	free(have);
+}
+
+/*
+ * The tag of the bundle in dir when it is whole: every file it records is there with the recorded
+ * sha256 and the manifest's own digest holds, no other file but those in extras (a space
+ * separated list); else fail. Returned in a static buffer.
+ */
+static const char *whole(const char *dir, const char *extras)
+{
+	static char tag[64];
+	char path[2048], hex[65], *text, *names, *have = listing(dir);
+	size_t len;
+	cJSON *m, *e, *files;
+	struct npl_buf want = NPL_BUF_INIT;
+	char *zeros;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	text = slurp(path, &len);
+	assert_non_null(text);
+	m = cJSON_Parse(text);
+	assert_non_null(m);
+	files = cJSON_GetObjectItemCaseSensitive(m, "files");
+	assert_true(cJSON_IsObject(files));
+	/* the names: the record's and the extras, sorted as scandir sorts them */
+	{
+		char *v[64];
+		int n = 0, i, j;
+		char *ex = strdup(extras), *tok, *save = NULL;
+
+		cJSON_ArrayForEach(e, files) v[n++] = e->string;
+		for (tok = strtok_r(ex, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+			v[n++] = tok;
+		for (i = 1; i < n; i++)
+			for (j = i; j > 0 && strcoll(v[j - 1], v[j]) > 0; j--) {
+				char *t = v[j];
+
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+		for (i = 0; i < n; i++)
+			npl_buf_printf(&want, "%s%s", i ? " " : "", v[i]);
+		names = npl_buf_detach(&want);
+		if (strcmp(have, names))
+			fail_msg("%s holds [%s], its record and the extras [%s]", dir, have, names);
+		free(ex);
+		free(names);
+	}
+	cJSON_ArrayForEach(e, files) {
+		const char *rec = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sha256"));
+		char *body;
+		size_t blen;
+
+		assert_non_null(rec);
+		if (!strcmp(e->string, "manifest.json")) {
+			/* its own digest: with 64 zeros in its place */
+			zeros = strstr(text, rec);
+			assert_non_null(zeros);
+			memset(zeros, '0', 64);
+			npl_sha256_hex(text, len, hex);
+			memcpy(zeros, rec, 64);
+		} else {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->string);
+			body = slurp(path, &blen);
+			assert_non_null(body);
+			npl_sha256_hex(body, blen, hex);
+			free(body);
+		}
+		if (strcmp(hex, rec))
+			fail_msg("%s/%s: sha256 %s, recorded %s", dir, e->string, hex, rec);
+	}
+	snprintf(tag, sizeof(tag), "%s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "tag")));
+	cJSON_Delete(m);
+	free(text);
+	free(have);
+	return tag;
+}
+
+/* Entries named .npulaunch-tmp-* below dir (the tree) and in its parent. */
+static int count_staging(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	char path[2048];
+	int n = 0;
+
+	if (!dp)
+		return 0;
+	while ((de = readdir(dp))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, ".npulaunch-tmp-", 15)) {
+			fprintf(stderr, "left behind: %s\n", path);
+			n++;
+		} else if (de->d_type == DT_DIR) {
+			n += count_staging(path);
+		}
+	}
+	closedir(dp);
+	return n;
+}
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_ino;
+}
+
+/* The manifest's record: what npl_out_add_manifest appends, with each file's digest. */
+static void test_manifest_record(void **state)
+{
+	struct fx *f = *state;
+	const char *text;
+	char hex[65], *copy;
+	cJSON *m, *files;
+
+	npl_out_add(&f->set, "D/a.sh", "abc", 3, 0755);
+	npl_out_add(&f->set, "D/sub/x", "not in D", 8, 0644);
+	npl_out_add(&f->set, "E/b.sh", "", 0, 0755);
+	npl_out_add_manifest(&f->set, "D", "manifest.json", "{\n\t\"format\":\t\"x\",\n\t\"n\":\t[1, 2]\n}\n");
+	npl_out_add_manifest(&f->set, "E", "m.json", "{\n}");
+	npl_out_add_manifest(&f->set, "", "top.json", "{\"k\": 1}");
+	assert_int_equal(f->set.n, 6);
+	assert_int_equal(f->set.nbundles, 3);
+	assert_string_equal(f->set.v[3].path, "D/manifest.json");
+	text = f->set.v[3].text;
+	/* the text given, then the record, in cJSON's layout */
+	copy = strdup(text);
+	assert_non_null(copy);
+	m = cJSON_Parse(text);
+	assert_non_null(m);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "format")), "x");
+	files = cJSON_GetObjectItemCaseSensitive(m, "files");
+	assert_int_equal(cJSON_GetArraySize(files), 2);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+				    cJSON_GetObjectItemCaseSensitive(files, "a.sh"), "sha256")),
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	{
+		const char *self = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(files, "manifest.json"), "sha256"));
+		char *at = strstr(copy, self);
+
+		assert_non_null(at);
+		memset(at, '0', 64);
+		npl_sha256_hex(copy, strlen(copy), hex);
+		assert_string_equal(hex, self);
+	}
+	{
+		char want[1024];
+
+		snprintf(want, sizeof(want),
+			 "{\n\t\"format\":\t\"x\",\n\t\"n\":\t[1, 2],\n\t\"files\":\t{\n"
+			 "\t\t\"a.sh\":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t},\n"
+			 "\t\t\"manifest.json\":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t}\n\t}\n}\n",
+			 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", hex);
+		assert_string_equal(text, want);
+	}
+	cJSON_Delete(m);
+	free(copy);
+	/* an empty object, and bare names */
+	m = cJSON_Parse(f->set.v[4].text);
+	assert_non_null(m);
+	assert_int_equal(cJSON_GetArraySize(m), 1);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "files"), "b.sh"));
+	cJSON_Delete(m);
+	assert_string_equal(f->set.v[5].path, "top.json");
+	m = cJSON_Parse(f->set.v[5].text);
+	assert_non_null(m);
+	files = cJSON_GetObjectItemCaseSensitive(m, "files");
+	assert_int_equal(cJSON_GetArraySize(files), 1);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(files, "top.json"));
+	cJSON_Delete(m);
+}
+
+/* A new bundle folder appears whole; another recipe's bundle replaces it, its extra file gone. */
+static void test_bundle_replaced(void **state)
+{
+	struct fx *f = *state;
+
+	commit_tagged(f, at(f, "out/B"), "one", "pd-mixed.sh bench.sh");
+	assert_string_equal(whole(at(f, "out/B"), ""), "one");
+	assert_listing(at(f, "out/B"), "bench.sh manifest.json pd-mixed.sh");
+	commit_tagged(f, at(f, "out/B"), "two", "prefill.sh decode.sh router.sh bench.sh");
+	assert_string_equal(whole(at(f, "out/B"), ""), "two");
+	assert_listing(at(f, "out/B"), "bench.sh decode.sh manifest.json prefill.sh router.sh");
+	assert_int_equal(count_staging(f->dir), 0);
+	/* check agrees */
+	bundle(&f->set, at(f, "out/B"), "two", "prefill.sh decode.sh router.sh bench.sh");
+	assert_check(&f->set, 0, "");
+}
+
+/* A folder of nothing but the bundle is exchanged whole (a new inode) and keeps its mode;
+ * a folder with the user's files in it is updated in place, their files kept. */
+static void test_bundle_exchange_or_in_place(void **state)
+{
+	struct fx *f = *state;
+	ino_t before;
+
+	commit_tagged(f, at(f, "B"), "one", "pd-mixed.sh bench.sh");
+	assert_int_equal(chmod(at(f, "B"), 0750), 0);
+	before = inode_of(at(f, "B"));
+	commit_tagged(f, at(f, "B"), "two", "prefill.sh bench.sh");
+	assert_string_equal(whole(at(f, "B"), ""), "two");
+	assert_true(inode_of(at(f, "B")) != before);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(at(f, "B"), &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0750);
+	}
+	/* the user's file, and folder */
+	write_file(at(f, "B/notes.txt"), "mine\n", 0600);
+	assert_int_equal(mkdir(at(f, "B/mine"), 0700), 0);
+	write_file(at(f, "B/mine/x"), "x\n", 0600);
+	before = inode_of(at(f, "B"));
+	commit_tagged(f, at(f, "B"), "three", "pd-mixed.sh bench.sh");
+	assert_string_equal(whole(at(f, "B"), "mine notes.txt"), "three");
+	assert_true(inode_of(at(f, "B")) == before);
+	assert_file(at(f, "B/notes.txt"), "mine\n", 5, 0600);
+	assert_file(at(f, "B/mine/x"), "x\n", 2, 0600);
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* A changed script is refused, named, and nothing moves; --force overwrites it. */
+static void test_bundle_edited_refused(void **state)
+{
+	struct fx *f = *state;
+	struct npl_buf before = NPL_BUF_INIT, after = NPL_BUF_INIT;
+	char want[2048];
+
+	commit_tagged(f, at(f, "B"), "one", "pd-mixed.sh bench.sh");
+	write_file(at(f, "B/pd-mixed.sh"), "pd-mixed.sh one\n# mine\n", 0755);
+	write_file(at(f, "B/bench.sh"), "bench.sh one?\n", 0755);
+	snapshot(f->dir, &before);
+	bundle(&f->set, at(f, "B"), "two", "pd-mixed.sh bench.sh");
+	assert_int_equal(npl_out_commit(&f->set, &f->d), -1);
+	assert_int_equal(f->d.errors, 2);
+	snprintf(want, sizeof(want), "%s: error: changed since npulaunch rendered it: render with --force to overwrite it",
+		 at(f, "B/pd-mixed.sh"));
+	assert_string_equal(npl_test_msg(&f->d, 0), want);
+	snprintf(want, sizeof(want), "%s: error: changed since npulaunch rendered it: render with --force to overwrite it",
+		 at(f, "B/bench.sh"));
+	assert_string_equal(npl_test_msg(&f->d, 1), want);
+	snapshot(f->dir, &after);
+	assert_string_equal(npl_buf_str(&after), npl_buf_str(&before));
+	/* check names them edited */
+	snprintf(want, sizeof(want), "edited %s\nedited %s\nstale %s\n", at(f, "B/pd-mixed.sh"), at(f, "B/bench.sh"),
+		 at(f, "B/manifest.json"));
+	assert_check(&f->set, 3, want);
+	f->set.force = 1;
+	npl_diag_release(&f->d);
+	assert_int_equal(npl_out_commit(&f->set, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_string_equal(whole(at(f, "B"), ""), "two");
+	assert_check(&f->set, 0, "");
+	npl_buf_release(&before);
+	npl_buf_release(&after);
+}
+
+/* The earlier bundle's file that the new one lacks: removed when as recorded; kept (a warning)
+ * when changed, even with --force. */
+static void test_bundle_gone_files(void **state)
+{
+	struct fx *f = *state;
+	char want[2048];
+
+	commit_tagged(f, at(f, "B"), "one", "a.sh b.sh c.sh");
+	write_file(at(f, "B/b.sh"), "b.sh one, edited\n", 0755);
+	assert_int_equal(chmod(at(f, "B/c.sh"), 0700), 0); /* a mode is no edit */
+	bundle(&f->set, at(f, "B"), "two", "a.sh");
+	f->set.force = 1;
+	assert_int_equal(npl_out_commit(&f->set, &f->d), 0);
+	assert_int_equal(f->d.n, 1);
+	assert_int_equal(f->d.errors, 0);
+	snprintf(want, sizeof(want), "%s: warning: kept: changed since npulaunch rendered it, and the new bundle has no such file",
+		 at(f, "B/b.sh"));
+	assert_string_equal(npl_test_msg(&f->d, 0), want);
+	assert_string_equal(whole(at(f, "B"), "b.sh"), "two");
+	assert_file(at(f, "B/b.sh"), "b.sh one, edited\n", 17, 0755);
+	assert_absent(at(f, "B/c.sh"));
+	snprintf(want, sizeof(want), "extra %s\n", at(f, "B/b.sh"));
+	assert_check(&f->set, 1, want);
+}
+
+/* Files not written by npulaunch at the bundle's names: refused unless the bytes are the new
+ * ones already; nothing else of the folder is touched. */
+static void test_bundle_not_ours(void **state)
+{
+	struct fx *f = *state;
+	char want[2048];
+
+	assert_int_equal(mkdir(at(f, "B"), 0755), 0);
+	write_file(at(f, "B/a.sh"), "a.sh one\n", 0644); /* as rendered, by chance */
+	write_file(at(f, "B/b.sh"), "my own b\n", 0755);
+	write_file(at(f, "B/manifest.json"), "{\"format\": \"not a bundle\"}\n", 0644);
+	bundle(&f->set, at(f, "B"), "one", "a.sh b.sh");
+	assert_int_equal(npl_out_commit(&f->set, &f->d), -1);
+	assert_int_equal(f->d.errors, 2);
+	snprintf(want, sizeof(want), "%s: error: not written by npulaunch: render with --force to overwrite it",
+		 at(f, "B/b.sh"));
+	assert_string_equal(npl_test_msg(&f->d, 0), want);
+	snprintf(want, sizeof(want), "%s: error: not written by npulaunch: render with --force to overwrite it",
+		 at(f, "B/manifest.json"));
+	assert_string_equal(npl_test_msg(&f->d, 1), want);
+	assert_file(at(f, "B/b.sh"), "my own b\n", 9, 0755);
+	snprintf(want, sizeof(want), "stale %s\nedited %s\nedited %s\n", at(f, "B/a.sh"), at(f, "B/b.sh"),
+		 at(f, "B/manifest.json"));
+	assert_check(&f->set, 3, want);
+}
+
+/* A record is only believed while the manifest holds its own digest; even then it can only
+ * remove files in the bundle's folder whose bytes it names. */
+static void test_bundle_record_tampered(void **state)
+{
+	struct fx *f = *state;
+	struct npl_buf b = NPL_BUF_INIT;
+	char hex[65], *text;
+	size_t len, self;
+
+	commit_tagged(f, at(f, "out/B"), "one", "a.sh");
+	write_file(at(f, "out/victim"), "victim\n", 0644);
+	write_file(at(f, "out/B/mine"), "mine\n", 0644);
+	/* a record naming ../victim and mine with their digests, and a true own digest */
+	npl_sha256_hex("victim\n", 7, hex);
+	npl_buf_printf(&b, "{\n\t\"files\":\t{\n\t\t\"../victim\":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t},", hex);
+	npl_sha256_hex("mine\n", 5, hex);
+	npl_buf_printf(&b, "\n\t\t\"mine/\":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t},", hex);
+	npl_buf_printf(&b, "\n\t\t\"mine\":\t{\n\t\t\t\"sha256\":\t\"%.63s1\"\n\t\t},", hex);
+	npl_buf_puts(&b, "\n\t\t\"manifest.json\":\t{\n\t\t\t\"sha256\":\t\"");
+	self = b.len;
+	npl_buf_puts(&b, "0000000000000000000000000000000000000000000000000000000000000000\"\n\t\t}\n\t}\n}\n");
+	text = npl_buf_detach(&b);
+	len = strlen(text);
+	npl_sha256_hex(text, len, hex);
+	memcpy(text + self, hex, 64);
+	write_file(at(f, "out/B/manifest.json"), text, 0644);
+	free(text);
+	commit_tagged(f, at(f, "out/B"), "two", "b.sh");
+	assert_file(at(f, "out/victim"), "victim\n", 7, 0644);
+	assert_file(at(f, "out/B/mine"), "mine\n", 5, 0644);
+	/* a.sh is no longer recorded: the user's now */
+	assert_string_equal(whole(at(f, "out/B"), "a.sh mine"), "two");
+	/* a record the manifest's digest does not vouch for removes nothing */
+	write_file(at(f, "out/B/a.sh"), "a.sh one\n", 0755);
+	commit_tagged(f, at(f, "out/B"), "one", "a.sh");
+	assert_int_equal(unlink(at(f, "out/B/mine")), 0);
+	{
+		char *m = slurp(at(f, "out/B/manifest.json"), &len);
+
+		assert_non_null(m);
+		m[2] = ' '; /* "{\n\t" -> "{\n " : a change of layout is a change */
+		write_file(at(f, "out/B/manifest.json"), m, 0644);
+		free(m);
+	}
+	bundle(&f->set, at(f, "out/B"), "two", "b.sh");
+	f->set.force = 1;
+	assert_int_equal(npl_out_commit(&f->set, &f->d), 0);
+	assert_string_equal(whole(at(f, "out/B"), "a.sh"), "two");
+}
+
+/* What a killed run (or an older npulaunch) left is removed; the user's dot files are not. */
+static void test_bundle_leftovers(void **state)
+{
+	struct fx *f = *state;
+
+	commit_tagged(f, at(f, "out/B"), "one", "a.sh");
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-0"), 0700), 0);
+	write_file(at(f, "out/.npulaunch-tmp-1-0/a.sh"), "x", 0600);
+	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1"), 0700), 0);
+	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1/.old"), 0700), 0);
+	write_file(at(f, "out/B/.npulaunch-tmp-1-1/.old/a.sh"), "x", 0600);
+	write_file(at(f, "out/B/.a.sh.Ab12Cd"), "x", 0600);
+	write_file(at(f, "out/B/.manifest.json.old.Ab12Cd"), "x", 0600);
+	write_file(at(f, "out/B/.b.sh.zzzzzz"), "x", 0600); /* b.sh: new in this commit */
+	write_file(at(f, "out/B/.hidden"), "mine", 0600);
+	write_file(at(f, "out/B/.c.sh.Ab12Cd"), "mine", 0600); /* no c.sh here */
+	write_file(at(f, "out/.npulaunch-tmp"), "mine", 0600);
+	commit_tagged(f, at(f, "out/B"), "two", "a.sh b.sh");
+	assert_string_equal(whole(at(f, "out/B"), ".c.sh.Ab12Cd .hidden"), "two");
+	assert_listing(at(f, "out"), ".npulaunch-tmp B");
+}
+
+/* A failure while the bundles go in puts back every one already in: the exchanged ones, and
+ * those updated file by file with the files they replaced and removed. */
+static void test_bundles_all_or_none(void **state)
+{
+	struct fx *f = *state;
+	char want[2048];
+	ino_t before;
+
+	commit_tagged(f, at(f, "out/A"), "one", "a.sh");
+	commit_tagged(f, at(f, "out/B"), "one", "a.sh old.sh");
+	commit_tagged(f, at(f, "out/C"), "one", "a.sh");
+	write_file(at(f, "out/B/notes"), "mine\n", 0644);
+	assert_int_equal(mkdir(at(f, "out/C/z.sh"), 0755), 0);
+	before = inode_of(at(f, "out/A"));
+	bundle(&f->set, at(f, "out/A"), "two", "a.sh");
+	bundle(&f->set, at(f, "out/B"), "two", "a.sh new.sh");
+	bundle(&f->set, at(f, "out/C"), "two", "a.sh z.sh");
+	bundle(&f->set, at(f, "out/D"), "two", "a.sh");
+	assert_int_equal(npl_out_commit(&f->set, &f->d), -1);
+	snprintf(want, sizeof(want), "error: cannot rename into '%s': Is a directory", at(f, "out/C/z.sh"));
+	assert_diag_only(&f->d, want);
+	assert_string_equal(whole(at(f, "out/A"), ""), "one");
+	assert_true(inode_of(at(f, "out/A")) == before);
+	assert_string_equal(whole(at(f, "out/B"), "notes"), "one");
+	assert_string_equal(whole(at(f, "out/C"), "z.sh"), "one");
+	assert_absent(at(f, "out/D"));
+	assert_int_equal(count_staging(f->dir), 0);
+	assert_int_equal(count_hidden(at(f, "out")), 0);
+}
+
+/* seccomp: renameat2 with RENAME_EXCHANGE fails with EINVAL, as on a file system without it. */
+static void deny_exchange(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_renameat2, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 2 /* RENAME_EXCHANGE */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(filter) / sizeof(*filter), filter};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(3);
+}
+
+/* Without the exchange the bundle is updated file by file from its staging folder, as whole. */
+static void test_bundle_no_exchange(void **state)
+{
+	struct fx *f = *state;
+	ino_t before;
+	pid_t pid;
+	int status;
+
+	commit_tagged(f, at(f, "B"), "one", "pd-mixed.sh bench.sh");
+	before = inode_of(at(f, "B"));
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		deny_exchange();
+		/* the filter works: an exchange fails as it would */
+		if (syscall(SYS_renameat2, AT_FDCWD, at(f, "B"), AT_FDCWD, f->dir, 2) == 0 || errno != EINVAL)
+			_exit(4);
+		bundle(&s, at(f, "B"), "two", "prefill.sh bench.sh");
+		_exit(npl_out_commit(&s, &d) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(whole(at(f, "B"), ""), "two");
+	assert_true(inode_of(at(f, "B")) == before);
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* The current folder, a symlink to a folder: updated in place, the link kept. */
+static void test_bundle_cwd_and_symlink(void **state)
+{
+	struct fx *f = *state;
+	char cwd[4096];
+
+	assert_int_equal(mkdir(at(f, "real"), 0755), 0);
+	assert_int_equal(symlink("real", at(f, "link")), 0);
+	commit_tagged(f, at(f, "link"), "one", "a.sh");
+	commit_tagged(f, at(f, "link"), "two", "b.sh");
+	assert_string_equal(whole(at(f, "real"), ""), "two");
+	{
+		struct stat st;
+
+		assert_int_equal(lstat(at(f, "link"), &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+	}
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(at(f, "real")), 0);
+	{
+		struct npl_outset s = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+		int rc;
+
+		bundle(&s, "", "three", "c.sh");
+		rc = npl_out_commit(&s, &d);
+		npl_out_release(&s);
+		npl_diag_release(&d);
+		assert_int_equal(rc, 0);
+	}
+	commit_tagged(f, at(f, "real"), "four", "d.sh"); /* the current folder by its name */
+	assert_int_equal(chdir(cwd), 0);
+	assert_string_equal(whole(at(f, "real"), ""), "four");
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* A bundle folder that is a bind mount (same device as its parent, but no rename): in place. */
+static void test_bundle_bind_mount(void **state)
+{
+	struct fx *f = *state;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip(); /* a mount namespace needs root */
+	assert_int_equal(mkdir(at(f, "src"), 0755), 0);
+	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
+	assert_int_equal(mkdir(at(f, "out/B"), 0755), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0}, t = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount(at(f, "src"), at(f, "out/B"), NULL, MS_BIND, NULL))
+			_exit(3);
+		bundle(&s, at(f, "out/B"), "one", "a.sh");
+		bundle(&t, at(f, "out/B"), "two", "b.sh");
+		_exit(npl_out_commit(&s, &d) || npl_out_commit(&t, &d) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		skip(); /* no mount namespaces here (a container without CAP_SYS_ADMIN) */
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(whole(at(f, "src"), ""), "two");
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* ---- signals, concurrent commits, the lock ----------------------------------------------- */
+
+#define NB 24
+#define BIG 32768
+
+/* NB bundles below dir, each with a big script, tagged: a commit that takes a while. */
+static void many(struct npl_outset *s, const char *dir, const char *tag)
+{
+	static char *big;
+	char path[2048], json[128];
+	int i;
+
+	if (!big) {
+		big = malloc(BIG);
+		assert_non_null(big);
+	}
+	for (i = 0; i < NB; i++) {
+		snprintf(path, sizeof(path), "%s/r%02d/big.sh", dir, i);
+		memset(big, tag[0], BIG);
+		npl_out_add(s, path, big, BIG, 0755);
+		snprintf(path, sizeof(path), "%s/r%02d/%s.sh", dir, i, tag);
+		npl_out_add(s, path, tag, strlen(tag), 0755);
+		snprintf(path, sizeof(path), "%s/r%02d", dir, i);
+		snprintf(json, sizeof(json), "{\n\t\"tag\":\t\"%s\"\n}\n", tag);
+		npl_out_add_manifest(s, path, "manifest.json", json);
+	}
+}
+
+/* Fork a commit of many(dir, tag); its pid. */
+static pid_t commit_child(const char *dir, const char *tag)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		many(&s, dir, tag);
+		_exit(npl_out_commit(&s, &d) ? 1 : 0);
+	}
+	return pid;
+}
+
+/* Every bundle below dir whole; the tag they share, or "mixed". */
+static const char *all_whole(const char *dir)
+{
+	static char tag[64];
+	char path[2048], extra[64];
+	int i;
+
+	for (i = 0; i < NB; i++) {
+		const char *t;
+
+		snprintf(path, sizeof(path), "%s/r%02d", dir, i);
+		extra[0] = '\0';
+		t = whole(path, extra);
+		if (i == 0)
+			snprintf(tag, sizeof(tag), "%s", t);
+		else if (strcmp(tag, t))
+			snprintf(tag, sizeof(tag), "mixed");
+	}
+	return tag;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A signal at any moment of a commit leaves every bundle wholly old or wholly new (all of them
+ * the same, but for SIGKILL) and, but for SIGKILL, no staging folder; the next commit removes
+ * what SIGKILL left. */
+static void test_signals(void **state)
+{
+	struct fx *f = *state;
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGKILL};
+	char dir[1024];
+	double t0, dur;
+	int run, status, killed = 0, finished = 0, landed = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	pid = commit_child(dir, "z");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* the time a commit over an earlier one takes, from fork to exit */
+	t0 = now();
+	pid = commit_child(dir, "y");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	dur = now() - t0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (run = 0; run < 24; run++) {
+		int sig = sigs[run % 4];
+		char tag[8];
+		const char *got;
+		struct timespec ts;
+		double delay = dur * 1.3 * run / 24;
+
+		/* a new tag each run: other bytes in big.sh every other run, another script each run */
+		snprintf(tag, sizeof(tag), "%c%02d", "ab"[run % 2], run);
+		pid = commit_child(dir, tag);
+		ts.tv_sec = (time_t)delay;
+		ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+		kill(pid, sig);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		got = all_whole(dir);
+		if (WIFSIGNALED(status)) {
+			assert_int_equal(WTERMSIG(status), sig);
+			killed++;
+			/* it died after the swap: the signal waited for it */
+			landed += !strcmp(got, tag);
+		} else {
+			assert_int_equal(WEXITSTATUS(status), 0);
+			finished++;
+		}
+		if (sig != SIGKILL) {
+			assert_string_not_equal(got, "mixed");
+			assert_int_equal(count_staging(f->dir), 0);
+		}
+		if (WIFEXITED(status))
+			assert_string_equal(got, tag);
+		if (sig == SIGKILL) {
+			/* the next commit removes what it left */
+			pid = commit_child(dir, tag);
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			assert_string_equal(all_whole(dir), tag);
+			assert_int_equal(count_staging(f->dir), 0);
+		}
+	}
+	print_message("signals: %d commits killed (%d of them once the new files were in), %d finished "
+		      "(a commit takes %.1f ms)\n", killed, landed, finished, dur * 1e3);
+	pid = commit_child(dir, "c");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_string_equal(all_whole(dir), "c");
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* Two commits into one folder at once: serialised, the result one of them, whole. */
+static void test_concurrent(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024];
+	int round, status;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	for (round = 0; round < 8; round++) {
+		pid_t a = commit_child(dir, "a"), b = commit_child(dir, "b");
+		const char *got;
+
+		assert_int_equal(waitpid(a, &status, 0), a);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(waitpid(b, &status, 0), b);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		got = all_whole(dir);
+		assert_true(!strcmp(got, "a") || !strcmp(got, "b"));
+		assert_int_equal(count_staging(f->dir), 0);
+	}
+}
+
+static const char *waited_for;
+
+static void note_wait(const char *dir)
+{
+	int fd = open(waited_for, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, dir, strlen(dir)) < 0)
+			_exit(5);
+		close(fd);
+	}
+}
+
+/* A commit waits while another holds the lock of its folder's parent. */
+static void test_lock_waits(void **state)
+{
+	struct fx *f = *state;
+	int fd, status, i;
+	pid_t pid;
+	char note[2048], *text = NULL;
+	size_t len;
+
+	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
+	snprintf(note, sizeof(note), "%s", at(f, "waited"));
+	waited_for = note;
+	fd = open(at(f, "out"), O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		close(fd); /* the lock belongs to the open file, which the child shares */
+		bundle(&s, at(f, "out/B"), "one", "a.sh");
+		s.waiting = note_wait;
+		_exit(npl_out_commit(&s, &d) ? 1 : 0);
+	}
+	/* it says so, and waits */
+	for (i = 0; i < 400 && !(text = slurp(note, &len)); i++)
+		usleep(25000);
+	assert_non_null(text);
+	usleep(100000);
+	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+	assert_absent(at(f, "out/B"));
+	assert_string_equal(text, at(f, "out"));
+	free(text);
+	close(fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_string_equal(whole(at(f, "out/B"), ""), "one");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +1585,22 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check_extra_needs_owned_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_everything_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_writes_nothing, setup, teardown),
+		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test_setup_teardown(test_manifest_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_exchange_or_in_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_edited_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_gone_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_not_ours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_record_tampered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_leftovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundles_all_or_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_no_exchange, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_cwd_and_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_bind_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

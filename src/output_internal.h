@@ -1,0 +1,41 @@
+/*
+ * output_internal.h: what output.c (the set, the records, the check) and output_commit.c (the
+ * commit) share. Included by those two only.
+ */
+#ifndef NPL_OUTPUT_INTERNAL_H
+#define NPL_OUTPUT_INTERNAL_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* The names of staging folders: whatever starts so in a folder a commit locked is a leftover. */
+#define NPL_OUT_TMP_PREFIX ".npulaunch-tmp-"
+
+/* What a bundle's manifest proves (npl_out_read_record). */
+enum { NPL_REC_NONE, NPL_REC_OLD, NPL_REC_CHANGED, NPL_REC_TRUSTED };
+
+/* strdup, or out of memory. */
+char *npl_out_strdup(const char *s);
+/* v with room for one more of n elements of size (capacity in *cap). */
+void *npl_out_grow(void *v, int *cap, int n, size_t size);
+/* dir/name (malloc'ed); no second slash after a dir that ends with one. */
+char *npl_out_join(const char *dir, const char *name);
+/* The folder of path: "." for a bare name, "/" for a name in the root (malloc'ed). */
+char *npl_out_dir_of(const char *path);
+/* The last component of path. */
+const char *npl_out_base_of(const char *path);
+/* strcmp of two char * elements, for qsort. */
+int npl_out_namecmp(const void *a, const void *b);
+/* A regular file's bytes, NUL-terminated, never through a symlink, never blocking on a FIFO;
+ * NULL for anything else or a file too big to be one npulaunch wrote. */
+char *npl_out_read_regular(const char *path, size_t *len);
+/* The record of the bundle manifest at path, named name: its "files" member in *rec (the caller
+ * deletes it). NPL_REC_TRUSTED when the manifest still has its own digest: then the record says
+ * what npulaunch wrote; NPL_REC_CHANGED when not (the record only names files, for messages);
+ * NPL_REC_OLD for a manifest of an npulaunch that kept no record; else NPL_REC_NONE (no record). */
+int npl_out_read_record(const char *path, const char *name, cJSON **rec);
+/* 1 when rec records name with the digest of text (NULL text: 0). */
+int npl_out_recorded(const cJSON *rec, const char *name, const char *text, size_t len);
+
+#endif
