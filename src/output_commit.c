@@ -54,6 +54,13 @@ static void tmp_add(char *path)
 	ntmp++;
 }
 
+/* Take back the entry tmp_add() made last (a path that turned out not to be this run's). */
+static void tmp_drop_last(void)
+{
+	ntmp--;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
 static void signals_block(sigset_t *old)
 {
 	sigset_t set;
@@ -508,13 +515,24 @@ static int make_dirs(struct commit *c, const char *dir, char ***made, int *nmade
 
 			tmp_add(q);
 			if (mkdir(p, 0755) != 0) {
-				if (errno == EEXIST)
+				int e = errno;
+
+				if (e == EEXIST && npl_is_dir(p)) {
+					/* another render made it meanwhile: not this run's to remove */
+					tmp_drop_last();
+					free(q);
+					*s = ch;
+					if (!ch)
+						break;
+					continue;
+				}
+				if (e == EEXIST)
 					rc = npl_error(c->d, NULL,
 						       "'%s' exists and is not a directory", p);
 				else
 					rc = npl_error(c->d, NULL,
 						       "cannot create directory '%s': %s", p,
-						       strerror(errno));
+						       strerror(e));
 				break;
 			}
 			*made = realloc(*made, (size_t)(*nmade + 1) * sizeof(**made));

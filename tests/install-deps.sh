@@ -2,7 +2,7 @@
 # Install the Debian 12 packages npulaunch needs to build and test, if any is
 # missing. Root runs apt-get directly; others through sudo when there is one.
 set -eu
-pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev
+pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev nettle-dev
 libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev
 man-db dpkg-dev file"
 missing=

@@ -1,7 +1,7 @@
 /*
- * sha256.h: SHA-256 (FIPS 180-4) of a buffer, with the x86 SHA extensions when the CPU has them
- * and portable C otherwise. Included by output.c, which records the files it writes by their
- * sha256 (the value sha256sum prints), and by its tests.
+ * sha256.h: SHA-256 (FIPS 180-4) of a buffer, computed by Nettle (which uses the CPU's SHA
+ * extensions where it has them). Included by output.c, which records the files it writes by
+ * their sha256 (the value sha256sum prints), and by its tests.
  */
 #ifndef NPL_SHA256_H
 #define NPL_SHA256_H
@@ -10,7 +10,5 @@
 
 /* The digest of n bytes at p as 64 lowercase hex digits and a NUL. */
 void npl_sha256_hex(const void *p, size_t n, char hex[65]);
-/* The same, always in portable C (for the tests: both must agree). */
-void npl_sha256_hex_portable(const void *p, size_t n, char hex[65]);
 
 #endif

@@ -718,29 +718,17 @@ static void test_sha256_vectors(void **state)
 		 "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
 	};
 	char hex[65], *a = malloc(1000000);
-	size_t i, n;
+	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(v) / sizeof(*v); i++) {
 		npl_sha256_hex(v[i].in, strlen(v[i].in), hex);
-		assert_string_equal(hex, v[i].hex);
-		npl_sha256_hex_portable(v[i].in, strlen(v[i].in), hex);
 		assert_string_equal(hex, v[i].hex);
 	}
 	assert_non_null(a);
 	memset(a, 'a', 1000000);
 	npl_sha256_hex(a, 1000000, hex);
 	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-	/* the hardware path (when the CPU has one) and the portable one agree at every padding */
-	for (n = 0; n < 300; n++) {
-		char hw[65], c[65];
-
-		for (i = 0; i < n; i++)
-			a[i] = (char)(i * 131 + n);
-		npl_sha256_hex(a, n, hw);
-		npl_sha256_hex_portable(a, n, c);
-		assert_string_equal(hw, c);
-	}
 	free(a);
 }
 
