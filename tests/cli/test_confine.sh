@@ -316,6 +316,22 @@ printf '1\n' >"$B/proc/sys/kernel/numa_balancing"
 { printf '500000\n'; head -c 5000 /dev/zero; } >"$B/proc/sys/kernel/sched_migration_cost_ns"
 snap() { (cd "$1" && find . -type f ! -path './run/*' -print0 | sort -z | xargs -0 md5sum | md5sum); }
 orig=$(snap "$B")
+# a signal at any moment of tune --apply: the host is untouched, or the journal holds every
+# original that changed, and tune --revert puts the host back byte for byte
+for delay in 0 0.002 0.005 0.01 0.02 0.04 0.08; do
+	for sig in KILL TERM INT; do
+		"$NPL" tune --apply --root "$B" >/dev/null 2>&1 &
+		tp=$!
+		sleep "$delay"
+		kill -s "$sig" "$tp" 2>/dev/null
+		wait "$tp" 2>/dev/null
+		if [[ -e $B/run/npulaunch/tune-journal.json ]]; then
+			"$NPL" tune --revert --root "$B" >"$T/out" 2>"$T/err" || fail "revert after SIG$sig at ${delay}s: $(cat "$T/err")"
+		fi
+		expect_eq "$(snap "$B")" "$orig" "the host after SIG$sig at ${delay}s into tune --apply, and revert"
+	done
+done
+rm -f "$B"/run/npulaunch/.tune-journal.json.*
 expect_rc 0 "$NPL" render $ID "${SITE[@]}" -o "$T/sb"
 script() { env PATH="$R.bin:$PATH" NPULAUNCH_ROOT="$B" timeout 120 bash "$T/sb/pd-mixed.sh" "$@"; }
 rm -f "$T/calls"
