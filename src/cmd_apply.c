@@ -43,7 +43,9 @@ static void help(void)
 	     "\n"
 	     "Options:\n"
 	     "  --role ROLE     pd-mixed, prefill, decode, router or bench\n"
-	     "  --dry-run       print the tuning, environment and command; change nothing\n"
+	     "  --dry-run       print the whole plan for this node (tuning, environment, command)\n"
+	     "                  whatever the host lacks, then what a real run would stop on (exit 1,\n"
+	     "                  or 2 for a missing site value); only reads, changes nothing\n"
 	     "  --root DIR      treat DIR as / for the host's files and the Ascend env files\n"
 	     "                  (default: $NPULAUNCH_ROOT, else /)\n"
 	     "  --cpus LIST     also pin the server to these CPUs (0-63,128-191), which must be online\n"
@@ -390,6 +392,9 @@ static const char *bundle_manifest(struct npl_cli *cli, const char *arg)
 }
 
 /* Resolve a plan value; on a missing site value, say what to set. */
+/* --dry-run: a value that cannot be resolved is printed as <KEY> (and still reported) */
+static int placeholders;
+
 static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *site, int *bad)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -401,6 +406,11 @@ static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *s
 				  npl_site_key_name(missing), npl_site_key_name(missing), npl_site_var(missing),
 				  npl_site_key_name(missing));
 		*bad |= 1 << missing;
+		b.len = 0;
+		if (placeholders) {
+			npl_pval_display(&b, pv, site);
+			return npl_buf_detach(&b);
+		}
 		npl_buf_release(&b);
 		return NULL;
 	}
@@ -697,6 +707,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &grace)))
 		goto out;
 	arg = optind < argc ? argv[optind] : NULL;
+	placeholders = dry;
 	if ((rc = npl_cli_site(cli, &ro)))
 		goto out;
 
@@ -823,7 +834,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 
 		if (p) {
 			files[nfiles] = root ? npl_arena_printf(&cli->arena, "%s%s", root, p) : npl_arena_strdup(&cli->arena, p);
-			if (!dry && access(files[nfiles], R_OK) != 0)
+			if (access(files[nfiles], R_OK) != 0)
 				npl_error(&cli->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)",
 					  files[nfiles], strerror(errno));
 			nfiles++;
@@ -874,19 +885,26 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		free(want);
 		free(online);
 	}
-	if (cJSON_GetObjectItemCaseSensitive(role, "tuning") &&
-	    npl_tune_collect(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, bundle_manifest(cli, arg),
-			     &cli->diag) != 0)
-		bad |= 1 << 30;
-	if (cli->diag.errors) {
+	/* a dry run only reads the host (any user may run it), then asks what a real run could not write */
+	if (cJSON_GetObjectItemCaseSensitive(role, "tuning")) {
+		if (npl_tune_collect_ex(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, bundle_manifest(cli, arg),
+					dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
+			bad |= 1 << 30;
+		else if (dry && npl_tune_writable(&t, &cli->diag))
+			bad |= 1 << 30;
+	}
+	if (cli->diag.errors && !dry) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: nothing was changed\n");
 		rc = bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
 		goto out;
 	}
-	npl_cli_flush(cli);
+	if (!dry)
+		npl_cli_flush(cli);
 
 	if (dry) {
+		/* the whole plan, whatever the host lacks; then what a real run would stop on */
+		const cJSON *tuning = cJSON_GetObjectItemCaseSensitive(role, "tuning"), *sc;
 		int i;
 
 		printf("# npulaunch apply --dry-run: %s of %s, node %d%s%s\n", role_name,
@@ -896,6 +914,15 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			printf("tune %s  %s -> %s%s\n", npl_escape_in(&cli->arena, t.v[i].path),
 			       npl_escape_in(&cli->arena, npl_arena_printf(&cli->arena, "%.*s", (int)strcspn(t.v[i].current, "\n"), t.v[i].current)),
 			       t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
+		cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(tuning, "sysctl")) {
+			const char *name = npl_json_str(sc, "name");
+
+			for (i = 0; i < t.n && (!name || strcmp(t.v[i].name, name)); i++)
+				;
+			if (name && i == t.n)
+				printf("tune sysctl %s -> %s  (not on this host: see below)\n", npl_escape_in(&cli->arena, name),
+				       npl_escape_in(&cli->arena, npl_json_str(sc, "value") ? npl_json_str(sc, "value") : "?"));
+		}
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 			printf("unset %s\n", npl_escape_in(&cli->arena, npl_json_str(it, "name")));
 		print_env(cli, node, 1, &site, &bad);
@@ -919,6 +946,14 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 				print_word(stdout, inst[k].argv[i]);
 			}
 			putchar('\n');
+		}
+		fflush(stdout);
+		if (cli->diag.errors) {
+			fprintf(stderr, "npulaunch: apply: --dry-run: a real run would stop on:\n");
+			npl_cli_flush(cli);
+			rc = bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
+		} else {
+			npl_cli_flush(cli);
 		}
 		goto out;
 	}

@@ -8,7 +8,7 @@
 
 static void help(void)
 {
-	puts("usage: npulaunch tune [--check | --apply | --revert] [ID|QUERY | --hardware H]\n"
+	puts("usage: npulaunch tune [--check | --apply | --dry-run | --revert] [ID|QUERY | --hardware H]\n"
 	     "                      [--root DIR] [--journal FILE] [--json]\n"
 	     "\n"
 	     "The host tuning a recipe's hardware profile asks for: the cpufreq governor of every\n"
@@ -18,10 +18,13 @@ static void help(void)
 	     "\n"
 	     "Options:\n"
 	     "  --check        (the default) exit 0 when the host matches; else list each difference\n"
-	     "                 (path, current, wanted) and exit 1\n"
+	     "                 (path, current, wanted) and exit 1; it only reads, so any user may\n"
+	     "                 run it (whether a file can be written is --apply's and --dry-run's)\n"
 	     "  --apply        journal the current values, then change what differs; a journal that\n"
 	     "                 exists keeps its values and gains the new files' (first value wins);\n"
 	     "                 nothing is changed when a file cannot be, or the journal is invalid\n"
+	     "  --dry-run      list what --apply would change, and what it would stop on (a file\n"
+	     "                 it cannot write: exit 1); nothing is changed\n"
 	     "  --revert       check the whole journal and every file it names, restore them byte\n"
 	     "                 for byte, then remove the journal (kept on any failure)\n"
 	     "  --hardware H   the profile of hardware H instead of a recipe's\n"
@@ -77,10 +80,11 @@ static void print_check(const struct npl_tune *t)
 
 int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 {
-	enum { CHECK, APPLY, REVERT };
+	enum { CHECK, APPLY, REVERT, DRY };
 	static const struct option own[] = {
 		{"check", no_argument, NULL, 'c'},
 		{"apply", no_argument, NULL, 'a'},
+		{"dry-run", no_argument, NULL, 'n'},
 		{"revert", no_argument, NULL, 'R'},
 		{"root", required_argument, NULL, 'r'},
 		{"journal", required_argument, NULL, 'J'},
@@ -103,6 +107,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		switch (c) {
 		case 'c': mode = CHECK; modes++; break;
 		case 'a': mode = APPLY; modes++; break;
+		case 'n': mode = DRY; modes++; break;
 		case 'R': mode = REVERT; modes++; break;
 		case 'r': root = optarg; root_from_env = 0; break;
 		case 'J': journal = optarg; break;
@@ -122,7 +127,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		}
 	}
 	if (modes > 1) {
-		rc = npl_cli_usage_error("tune", "give one of --check, --apply, --revert");
+		rc = npl_cli_usage_error("tune", "give one of --check, --apply, --dry-run, --revert");
 		goto out;
 	}
 	if (optind + 1 < argc) {
@@ -174,7 +179,8 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		rc = NPL_EXIT_FAIL;
 		goto out;
 	}
-	if (npl_tune_collect(&t, tuning, root, NULL, &cli->diag)) {
+	/* --check and --dry-run only read: any user may run them; --apply opens each file to write */
+	if (npl_tune_collect_ex(&t, tuning, root, NULL, mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: tune: nothing was changed\n");
 		rc = NPL_EXIT_FAIL;
@@ -199,6 +205,29 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		} else if (!json) {
 			fprintf(stderr, "npulaunch: tune: the host matches (%d settings)\n", t.n);
 		}
+		goto out;
+	}
+	if (mode == DRY) {
+		/* what --apply would change, then what it would stop on */
+		n = npl_tune_differences(&t);
+		if (json) {
+			cJSON *j = npl_tune_json(&t);
+			char *s = cJSON_Print(j);
+
+			puts(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		} else {
+			print_check(&t);
+		}
+		if (npl_tune_writable(&t, &cli->diag)) {
+			npl_cli_flush(cli);
+			fprintf(stderr, "npulaunch: tune: --dry-run: --apply would stop on the above; nothing was changed\n");
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		fprintf(stderr, "npulaunch: tune: --dry-run: --apply would change %d of %d settings; nothing was changed\n",
+			n, t.n);
 		goto out;
 	}
 	if (npl_tune_apply(&t, journal, &n, &cli->diag)) {

@@ -610,7 +610,7 @@ static int probe(struct npl_tune *t, struct npl_tune_item *it, int missing_ok, s
 	struct npl_loc at = {it->path, 0, 0};
 	char why[512], *resolved = NULL;
 	struct stat st;
-	int fd = host_open(t, it->rel, O_RDWR, KIND_CHECK, &resolved, &st, why, sizeof(why)), e;
+	int fd = host_open(t, it->rel, t->readonly ? O_RDONLY : O_RDWR, KIND_CHECK, &resolved, &st, why, sizeof(why)), e;
 
 	if (fd < 0 && !why[0] && (errno == ENOENT || errno == ENOTDIR) && missing_ok)
 		return 1;
@@ -932,10 +932,40 @@ static int validate_tuning(const cJSON *tuning, const char *source, struct npl_d
 int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
 		     struct npl_diag *d)
 {
+	return npl_tune_collect_ex(t, tuning, root, source, 0, d);
+}
+
+int npl_tune_writable(struct npl_tune *t, struct npl_diag *d)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct npl_tune_item *it = &t->v[i];
+		struct npl_loc at = {it->path, 0, 0};
+		char why[512];
+		int fd;
+
+		if (npl_tune_item_ok(it))
+			continue;
+		fd = host_open(t, it->rel, O_RDWR, KIND_KNOWN, NULL, NULL, why, sizeof(why));
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		rc = npl_error(d, &at, "cannot write %s: %s%s", it->name, why[0] ? why : strerror(errno),
+			       errno == EACCES || errno == EPERM || errno == EROFS ? " (run as root)" : "");
+	}
+	return rc;
+}
+
+int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
+			unsigned flags, struct npl_diag *d)
+{
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(tuning, "cpu_governor"), *s;
 	int rc = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->readonly = !!(flags & NPL_TUNE_READ_ONLY);
 	t->cpudir = -1;
 	t->rootfd = -1;
 	t->root = norm_root(root);
@@ -1362,6 +1392,10 @@ int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct
 
 	if (changed)
 		*changed = 0;
+	if (t->readonly) {
+		free(jpath);
+		return npl_error(d, NULL, "the tuning was collected read-only: nothing is changed from it");
+	}
 	if (npl_tune_differences(t) == 0) {
 		free(jpath);
 		return 0;

@@ -60,6 +60,7 @@ struct npl_tune {
 	int cpudir;       /* root/sys/devices/system/cpu opened as a folder, or -1 */
 	char *link_from, *link_to;  /* the last symbolic link followed (rel prefixes) */
 	char *jpath;      /* the journal npl_tune_apply() created, or NULL */
+	int readonly;     /* collected to be compared only: no file was opened for writing */
 };
 
 /* A journal's entry: the file (an absolute path on the host, without the root) and its bytes. */
@@ -82,6 +83,14 @@ int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, 
 		     struct npl_diag *d);
 /* 1 when an item's current contents already hold the wanted value. */
 int npl_tune_item_ok(const struct npl_tune_item *it);
+/* Collect as npl_tune_collect() does; with NPL_TUNE_READ_ONLY each file is only read (tune --check
+ * and the dry runs, which any user may run): whether it can be written is npl_tune_writable()'s
+ * question, and npl_tune_apply() refuses such a collection. */
+#define NPL_TUNE_READ_ONLY 1u
+int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
+			unsigned flags, struct npl_diag *d);
+/* Report each item that differs and cannot be opened for writing (what --apply would stop on); -1 when one cannot. */
+int npl_tune_writable(struct npl_tune *t, struct npl_diag *d);
 /* The number of items that differ. */
 int npl_tune_differences(const struct npl_tune *t);
 /* Change what differs, journaling first (journal NULL: the default under the root). An existing

@@ -126,6 +126,59 @@ rm -f "$T/calls"
 expect_rc 0 "$NPL" apply kimi-k2.6 --tpot 20ms --model-path /m --draft-model-path /d --ifname eth0
 expect_grep "$T/calls" '"--host","127.0.0.1","--port","6688"'
 expect_rc 0 "$NPL" tune --revert
+# dry runs and checks that always answer: the whole plan is printed whatever the host lacks,
+# then what a real run would stop on (exit non-zero); --check and --dry-run only read
+D=$T/dry
+make_root "$D"
+rm "$D/proc/sys/kernel/sched_migration_cost_ns" "$D/usr/local/Ascend/nnal/atb/set_env.sh"
+dry_before=$(state_of "$D")
+expect_rc 2 "$NPL" apply kimi-k2.6 --tpot 20ms --ifname eth0 --dry-run --root "$D"
+expect_grep "$T/out" "tune $D/proc/sys/vm/swappiness  60 -> 0"
+expect_grep "$T/out" "tune sysctl kernel.sched_migration_cost_ns -> 50000  (not on this host: see below)"
+expect_grep "$T/out" "exec python3 -m sglang.launch_server --model-path '<model-path>' --host 127.0.0.1"
+expect_grep "$T/out" "--speculative-draft-model-path '<draft-model-path>'"
+expect_grep "$T/err" "apply: --dry-run: a real run would stop on:"
+expect_grep "$T/err" "model-path is not set: give --model-path"
+expect_grep "$T/err" "sysctl kernel.sched_migration_cost_ns: none of $D/proc/sys/kernel/sched_migration_cost_ns"
+expect_grep "$T/err" "cannot read $D/usr/local/Ascend/nnal/atb/set_env.sh"
+expect_rc 1 "$NPL" apply kimi-k2.6 --tpot 20ms --ifname eth0 --model-path /m --draft-model-path /d --dry-run --root "$D"
+expect_grep "$T/out" "exec python3 -m sglang.launch_server --model-path /m --host 127.0.0.1"
+expect_eq "$(state_of "$D")" "$dry_before" "the host after dry runs"
+expect_rc 1 "$NPL" tune --dry-run --root "$D"
+expect_grep "$T/err" "sysctl kernel.sched_migration_cost_ns: none of"
+make_root "$D"
+dry_before=$(state_of "$D")
+expect_rc 0 "$NPL" tune --dry-run --root "$D"
+grep -qE "^$D/proc/sys/vm/swappiness +60 -> 0$" "$T/out" || fail "tune --dry-run lacks the swappiness change: $(cat "$T/out")"
+expect_grep "$T/err" "tune: --dry-run: --apply would change 5 of 5 settings; nothing was changed"
+expect_eq "$(state_of "$D")" "$dry_before" "the host after tune --dry-run"
+[[ -e $D/run/npulaunch ]] && fail "tune --dry-run journaled"
+expect_rc 2 "$NPL" tune --dry-run --apply --root "$D"
+# as an ordinary user on a host that is root's: --check reads and compares; --dry-run and
+# apply --dry-run say that --apply could not write, and print everything first
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+	chmod a+rx "$T"
+	chmod -R a+rX "$D" "$D.bin"
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp NPULAUNCH_CACHE=off "$@"; }
+	expect_rc 1 nobody "$NPL" tune --check --root "$D"
+	grep -qE "^$D/proc/sys/vm/swappiness +60 -> 0$" "$T/out" || fail "tune --check as nobody lacks the swappiness difference: $(cat "$T/out" "$T/err")"
+	expect_nogrep "$T/err" "Permission denied"
+	expect_grep "$T/err" "5 of 5 settings differ"
+	expect_rc 1 nobody "$NPL" tune --dry-run --root "$D"
+	expect_grep "$T/err" "cannot write vm.swappiness: Permission denied (run as root)"
+	expect_rc 1 nobody "$NPL" apply kimi-k2.6 --tpot 20ms --ifname eth0 --model-path /m --draft-model-path /d --dry-run --root "$D"
+	expect_grep "$T/out" "tune $D/proc/sys/vm/swappiness  60 -> 0"
+	expect_grep "$T/out" "exec python3 -m sglang.launch_server --model-path /m"
+	expect_grep "$T/err" "cannot write vm.swappiness: Permission denied (run as root)"
+	echo 0 >"$D/proc/sys/vm/swappiness"
+	echo 0 >"$D/proc/sys/kernel/numa_balancing"
+	echo 50000 >"$D/proc/sys/kernel/sched_migration_cost_ns"
+	for c in 0 1; do echo performance >"$D/sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"; done
+	expect_rc 0 nobody "$NPL" tune --check --root "$D"
+	expect_grep "$T/err" "the host matches (5 settings)"
+	chmod go-rx "$T"
+fi
+
 # instances that share a node: apply starts each with its own devices and port, stays their
 # parent, and when one ends stops the others and exits with its status (as prefill.sh does)
 SH=(--recipes "$NPL_DATA/recipes/good/shapes")
@@ -136,7 +189,11 @@ cat >"$T/fake/python3" <<'PY'
 #!/bin/bash
 # a server that stays up, except the one on port 8001, which ends with status 3
 echo "$$ $ASCEND_RT_VISIBLE_DEVICES $*" >>"$FAKE_LOG"
-[[ " $* " == *" --port 8001 "* ]] && { sleep 0.3; exit 3; }
+# (once both have started, however slow the machine)
+if [[ " $* " == *" --port 8001 "* ]]; then
+	for _ in $(seq 200); do (($(wc -l <"$FAKE_LOG") >= 2)) && break; sleep 0.05; done
+	exit 3
+fi
 exec sleep 300
 PY
 chmod +x "$T/fake/python3"
@@ -172,7 +229,10 @@ rm -f "$T/fake.log"
 cat >"$T/fake/python3" <<'PY'
 #!/bin/bash
 echo "$$ $ASCEND_RT_VISIBLE_DEVICES $*" >>"$FAKE_LOG"
-[[ " $* " == *" --port 8001 "* ]] && { sleep 0.3; exit 4; }
+if [[ " $* " == *" --port 8001 "* ]]; then
+	for _ in $(seq 200); do (($(wc -l <"$FAKE_LOG") >= 2)) && break; sleep 0.05; done
+	exit 4
+fi
 trap '' TERM
 while :; do sleep 0.1; done
 PY
