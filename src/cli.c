@@ -329,8 +329,8 @@ int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl
 			n--;
 		snprintf(num, sizeof(num), "%.*s", (int)(n < 15 ? n : 15), p);
 		v = npl_parse_uint(num);
-		if (v <= 0 || v >= 100)
-			return npl_cli_usage_error(NULL, "--prefix-cache '%s' is not a hit rate in percent (90)", p);
+		if (v < 0 || v >= 100)
+			return npl_cli_usage_error(NULL, "--prefix-cache '%s' is not a hit rate in percent (90; 0 for the recipes without a prefix cache)", p);
 		q->prefix = v;
 	}
 	if (o->cards && (q->cards = npl_parse_uint(o->cards)) <= 0)

@@ -17,7 +17,7 @@ static void help(void)
 	     "  --model M            only the recipes of model M (id or name, any case)\n"
 	     "  --tpot T, --ttft T   latency budgets (20ms, 5s): targets within them\n"
 	     "  --dataset IN+OUT     workloads that cover it (64k+1k, 1024x1024 (30)+1024, 1080p_30+256)\n"
-	     "  --prefix-cache PCT   prefix-cache recipes of that hit rate (others are left out)\n"
+	     "  --prefix-cache PCT   recipes measured at that prefix-cache hit rate (0: without one)\n"
 	     "  --cards N            recipes that need at most N cards\n"
 	     "  --mode M, --hardware H   pd-mixed or pd-disagg; a hardware profile\n"
 	     "  --json               a JSON array of recipe objects with stable keys\n"

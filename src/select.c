@@ -316,10 +316,8 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 			npl_buf_release(&why);
 		}
 	}
-	if (q->prefix < 0 && ds.prefix > 0)
-		miss(misses, &dist, 1.5, "a prefix-cache recipe (%d%% hit rate): ask with --prefix-cache %d",
-		     ds.prefix, ds.prefix);
-	else if (q->prefix >= 0 && ds.prefix != q->prefix) {
+	/* without --prefix-cache any recipe qualifies (a query prefers those without one: better()) */
+	if (q->prefix >= 0 && ds.prefix != q->prefix) {
 		if (ds.prefix)
 			miss(misses, &dist, 1 + (double)abs(ds.prefix - q->prefix) / 100,
 			     "prefix cache hit rate %d%%, not %d%%", ds.prefix, q->prefix);
@@ -342,12 +340,20 @@ static int better(const struct npl_db *db, const struct npl_query *q, const stru
 		return x->tpot_us > y->tpot_us ? -1 : 1;
 	if (q->ttft_us >= 0 && x->ttft_us != y->ttft_us)
 		return x->ttft_us > y->ttft_us ? -1 : 1;
-	if (q->has_dataset) {
+	if (q->has_dataset || q->prefix < 0) {
 		struct npl_dataset a, b;
 		long long pa, pb;
 
 		npl_recipe_dataset(db, x, &a);
 		npl_recipe_dataset(db, y, &b);
+		/* the plain workload when the query leaves it open: text over images, and no prefix
+		 * cache over a prefix-cache measurement */
+		if (!q->has_dataset && a.image != b.image)
+			return a.image ? 1 : -1;
+		if (q->prefix < 0 && !a.prefix != !b.prefix)
+			return a.prefix ? 1 : -1;
+		if (!q->has_dataset)
+			goto cards;
 		pa = (long long)a.w * a.h;
 		pb = (long long)b.w * b.h;
 		if (pa != pb)
@@ -357,6 +363,7 @@ static int better(const struct npl_db *db, const struct npl_query *q, const stru
 		if (a.out != b.out)
 			return a.out < b.out ? -1 : 1;
 	}
+cards:
 	if (q->cards >= 0 && x->cards != y->cards)
 		return x->cards > y->cards ? -1 : 1;
 	return 0;
@@ -411,8 +418,8 @@ struct option_try {
 };
 
 /* The options that narrow q towards R: those not given already. */
-static int options_for(const struct npl_query *q, const struct npl_layer *R, struct npl_arena *a,
-		       struct option_try *v)
+static int options_for(const struct npl_db *db, const struct npl_query *q, const struct npl_layer *R,
+		       struct npl_arena *a, struct option_try *v)
 {
 	const char *ds = npl_recipe_dataset_option(a, R);
 	struct npl_buf b = NPL_BUF_INIT;
@@ -429,6 +436,15 @@ static int options_for(const struct npl_query *q, const struct npl_layer *R, str
 			snprintf(v[n].text, sizeof(v[n].text), "%s", npl_buf_str(&b));
 			n++;
 		}
+	}
+	if (q->prefix < 0) {
+		struct npl_dataset rd;
+
+		npl_recipe_dataset(db, R, &rd);
+		v[n].q = *q;
+		v[n].q.prefix = rd.prefix;
+		snprintf(v[n].text, sizeof(v[n].text), "--prefix-cache %d", rd.prefix);
+		n++;
 	}
 	if (R->tpot_us >= 0 && (q->tpot_us < 0 || q->tpot_us > R->tpot_us)) {
 		v[n].q = *q;
@@ -473,6 +489,8 @@ static void combine(struct npl_query *t, const struct npl_query *q, const struct
 		t->cards = y->cards;
 	if (y->mode != q->mode)
 		t->mode = y->mode;
+	if (y->prefix != q->prefix)
+		t->prefix = y->prefix;
 }
 
 typedef const struct npl_layer *(*picker)(const struct npl_db *db, const struct npl_query *q,
@@ -483,7 +501,7 @@ static const char *breaker(const struct npl_db *db, const struct npl_query *q, c
 			   struct npl_arena *a, const struct npl_layer **tmp, picker pick)
 {
 	struct option_try v[8];
-	int n = options_for(q, R, a, v), i, j;
+	int n = options_for(db, q, R, a, v), i, j;
 
 	for (i = 0; i < n; i++)
 		if (pick(db, &v[i].q, tmp) == R)
@@ -525,7 +543,10 @@ static const char *why(const struct npl_db *db, const struct npl_query *q, const
 		npl_buf_printf(&b, "%sthe only recipe%s%s that qualifies", b.len ? "; " : "",
 			       q->model ? " of " : "", q->model ? q->model->name : "");
 	else
-		npl_buf_printf(&b, "%sbest of %d that qualify", b.len ? "; " : "", nqual);
+		npl_buf_printf(&b, "%sbest of %d that qualify%s", b.len ? "; " : "", nqual,
+			       !q->has_dataset || q->prefix < 0
+				       ? " (where the query leaves the workload open, text without a prefix cache is preferred)"
+				       : "");
 	s = npl_arena_strdup(a, npl_buf_str(&b));
 	npl_buf_release(&b);
 	(void)db;

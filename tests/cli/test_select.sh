@@ -63,6 +63,23 @@ expect_eq "$(tail -n +2 "$T/out" | cut -d' ' -f1 | tr '\n' ' ')" \
 	"kimi-k2.6-w4a8-8p-in1024x1024-30-out1024-50ms kimi-k2.6-w4a8-8p-in1080p-30-out256-50ms kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms " "list with a query"
 expect_rc 0 "$NPL" list --prefix-cache 90
 expect_eq "$(tail -n +2 "$T/out" | wc -l)" 5 "prefix-cache recipes (four seed, one Qwen3.6-27B)"
+# one rule for what a filter keeps: a recipe is listed unless a filter given excludes it, so
+# --mode pd-disagg keeps the prefix-cache PD recipes that plain list shows
+expect_rc 0 "$NPL" list kimi-k2.6 --mode pd-disagg
+expect_eq "$(tail -n +2 "$T/out" | cut -d' ' -f1 | tr '\n' ' ')" \
+	"kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-prefix90-100ms kimi-k2.6-w4a8-1p1d-16p-in64k-out1k5-100ms kimi-k2.6-w4a8-1p1d-16p-in64k-out1k5-prefix90-100ms " "list --mode pd-disagg"
+expect_rc 0 "$NPL" list kimi-k2.6 --mode pd-disagg --prefix-cache 0
+expect_eq "$(tail -n +2 "$T/out" | wc -l)" 2 "--prefix-cache 0: the recipes without one"
+# choosing one: where the query leaves the workload open, text without a prefix cache wins
+expect_rc 0 "$NPL" show kimi-k2.6 --tpot 50ms --json
+expect_grep "$T/err" "kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms (TPOT 50ms is the largest target within the 50ms budget; best of 4 that qualify (where the query leaves the workload open, text without a prefix cache is preferred))"
+expect_rc 0 "$NPL" show kimi-k2.6 --tpot 100ms --dataset 128k+1k --json
+expect_grep "$T/err" ": kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms ("
+expect_rc 0 "$NPL" show kimi-k2.6 --tpot 100ms --dataset 128k+1k --prefix-cache 90 --json
+expect_grep "$T/err" ": kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-prefix90-100ms ("
+# the README's own example
+expect_rc 1 "$NPL" diff 'kimi-k2.6 --tpot 20ms' 'kimi-k2.6 --tpot 50ms'
+expect_grep "$T/out" "+++ kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms"
 
 # diff: per role, exit 1 when they differ, 0 when the same; queries quoted
 expect_rc 1 "$NPL" diff kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms

@@ -114,8 +114,11 @@ static void test_table(void **state)
 		/* TTFT: recipes without a figure do not qualify */
 		{"sel", 0, "4s", 0, 0, 0, 0, NPL_PICK_ONE, "s-1p1d-16p-in128k-out1k-fast-100ms", 0},
 		{"sel", 0, "1s", 0, 0, 0, 0, NPL_PICK_NONE, 0,
-		 "s-1p1d-16p-in128k-out1k-fast-100ms=TTFT 3s exceeds the 1s budget by 2s"},
-		/* prefix cache: only when asked, and then only that rate */
+		 "s-1p1d-16p-in128k-out1k-prefix90-100ms=TTFT 2s exceeds the 1s budget by 1s"},
+		/* prefix cache: every recipe qualifies without --prefix-cache, and the one without a
+		 * prefix cache is preferred; with it, only that rate (0: none) */
+		{"sel", "100ms", "5s", "100k+1k", 0, 0, 0, NPL_PICK_ONE, "s-1p1d-16p-in128k-out1k-100ms", 0},
+		{"sel", 0, "2s", 0, 0, 0, 0, NPL_PICK_ONE, "s-1p1d-16p-in128k-out1k-prefix90-100ms", 0},
 		{"sel", 0, 0, 0, 90, 0, 0, NPL_PICK_ONE, "s-1p1d-16p-in128k-out1k-prefix90-100ms", 0},
 		{"sel", 0, 0, 0, 80, 0, 0, NPL_PICK_NONE, 0,
 		 "s-1p1d-16p-in128k-out1k-prefix90-100ms=prefix cache hit rate 90%, not 80%"},
@@ -129,7 +132,7 @@ static void test_table(void **state)
 		 "s-16p-in32k-out1k-50ms=dataset 32k+1k does not cover 200k+1k (input 32000 < 200000)"},
 		/* cards available */
 		{"sel", 0, 0, 0, 0, 4, 0, NPL_PICK_NONE, 0,
-		 "s-8p-in1024x1024-30-out1024-50ms=needs 8 cards, 4 available (4 more)"},
+		 "s-8p-in32k-out1k-50ms=needs 8 cards, 4 available (4 more)"},
 		{"sel", "100ms", 0, "64k+1k", 0, 8, 0, NPL_PICK_NONE, 0,
 		 "s-8p-in32k-out1k-50ms=dataset 32k+1k does not cover 64k+1k (input 32000 < 64000)"},
 		/* no match: the nearest first */
