@@ -2,15 +2,39 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "npulaunch/cli.h"
 #include "npulaunch/util.h"
 
+/* The command being run (main sets it), for messages that shared code prints. */
+static const char *current_cmd;
+
+void npl_cli_set_command(const char *cmd)
+{
+	current_cmd = cmd;
+}
+
+const char *npl_cli_profiles_text(struct npl_cli *cli, const struct npl_db *db)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *s;
+	int i;
+
+	for (i = 0; i < db->nhardware; i++)
+		npl_buf_printf(&b, "%s%s", i ? ", " : "", db->hardware[i]->id);
+	s = npl_arena_strdup(&cli->arena, db->nhardware ? npl_buf_str(&b) : "none");
+	npl_buf_release(&b);
+	return s;
+}
+
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!cmd)
+		cmd = current_cmd;
 	fputs("npulaunch: ", stderr);
 	if (cmd)
 		fprintf(stderr, "%s: ", cmd);
@@ -344,18 +368,51 @@ int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl
 			return npl_cli_usage_error(NULL, "--mode '%s': pd-mixed or pd-disagg", o->mode);
 	}
 	if (o->hardware && !(q->hardware = npl_db_hardware(db, o->hardware)))
-		return npl_cli_usage_error(NULL, "--hardware '%s': no such hardware profile (%s)", o->hardware,
-					   db->nhardware ? db->hardware[0]->id : "none");
+		return npl_cli_usage_error(NULL, "--hardware '%s': no such hardware profile (the profiles: %s; list --profiles)",
+					   o->hardware, npl_cli_profiles_text(cli, db));
 	return 0;
+}
+
+const char *npl_cli_suggest_model(const struct npl_db *db, const char *arg)
+{
+	const char **names = calloc((size_t)db->nmodels * 2 + 1, sizeof(*names));
+	const char *best = NULL;
+	size_t len = strlen(arg);
+	int i, n = 0, prefixed = 0;
+
+	if (!names)
+		npl_oom();
+	/* a name the argument begins (kimi: kimi-k2.6), when only one model has it */
+	for (i = 0; len && i < db->nmodels; i++)
+		if (!strncasecmp(db->models[i]->id, arg, len) || !strncasecmp(db->models[i]->name, arg, len)) {
+			best = db->models[i]->id;
+			prefixed++;
+		}
+	if (prefixed == 1) {
+		free(names);
+		return best;
+	}
+	for (i = 0; i < db->nmodels; i++) {
+		names[n++] = db->models[i]->id;
+		names[n++] = db->models[i]->name;
+	}
+	best = npl_did_you_mean(arg, names, n);
+	for (i = 0; best && i < db->nmodels; i++)
+		if (best == db->models[i]->name)
+			best = db->models[i]->id;
+	free(names);
+	return best;
 }
 
 /* The ids and model names, for a did-you-mean over both. */
 static const char *suggest(const struct npl_db *db, const char *arg)
 {
 	const char **names = calloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
-	const char *best;
+	const char *best = npl_cli_suggest_model(db, arg);
 	int i, n = 0;
 
+	if (best)
+		return best;
 	if (!names)
 		npl_oom();
 	for (i = 0; i < db->nrecipes; i++)

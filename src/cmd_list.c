@@ -22,7 +22,11 @@ static void help(void)
 	     "  --mode M, --hardware H   pd-mixed or pd-disagg; a hardware profile\n"
 	     "  --json               a JSON array of recipe objects with stable keys\n"
 	     "  --ids                only the ids, one per line\n"
-	     "  --models             the models' ids and names, one per line\n"
+	     "  --models             the models, one per line: id, name, recipes, hardware (--json:\n"
+	     "                       [{id, name, aliases, recipes, hardware}])\n"
+	     "  --profiles           the hardware profiles, one per line: id, name, dies per card,\n"
+	     "                       cards per node, recipes (--json: [{id, name, dies_per_card,\n"
+	     "                       cards_per_node, recipes}])\n"
 	     "  -h, --help           this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -99,6 +103,113 @@ static void put_cell(struct npl_buf *t, const char *s, int col, size_t w)
 		npl_buf_add(t, spaces, pad < 64 ? pad : 64);
 }
 
+/* A small table: a header, then rows of n cells, each column as wide as its widest. */
+static void print_table(struct npl_cli *cli, const char *const *heads, int ncol, const char **cells, int nrows)
+{
+	size_t w[8] = {0};
+	int r, k;
+
+	for (k = 0; k < ncol; k++)
+		w[k] = strlen(heads[k]);
+	for (r = 0; r < nrows; r++)
+		for (k = 0; k < ncol; k++)
+			if (strlen(cells[r * ncol + k]) > w[k])
+				w[k] = strlen(cells[r * ncol + k]);
+	if (cli->color)
+		fputs("\033[1m", stdout);
+	for (k = 0; k < ncol; k++)
+		printf("%-*s%s", k == ncol - 1 ? 0 : (int)w[k], heads[k], k == ncol - 1 ? "" : "  ");
+	if (cli->color)
+		fputs("\033[0m", stdout);
+	putchar('\n');
+	for (r = 0; r < nrows; r++) {
+		for (k = 0; k < ncol; k++)
+			printf("%-*s%s", k == ncol - 1 ? 0 : (int)w[k], cells[r * ncol + k], k == ncol - 1 ? "" : "  ");
+		putchar('\n');
+	}
+}
+
+/* list --models and list --profiles: one line each (or a JSON array). */
+static int list_models_or_profiles(struct npl_cli *cli, const struct npl_db *db, int profiles, int json)
+{
+	int n = profiles ? db->nhardware : db->nmodels, i, j, k;
+	const char **cells = npl_arena_calloc(&cli->arena, (size_t)n * 5 + 1, sizeof(*cells));
+	cJSON *a = cJSON_CreateArray();
+
+	for (i = 0; i < n; i++) {
+		const struct npl_layer *L = profiles ? db->hardware[i] : db->models[i];
+		struct npl_buf hw = NPL_BUF_INIT;
+		int count = 0;
+		cJSON *o = cJSON_CreateObject(), *hwa = cJSON_CreateArray();
+
+		for (j = 0; j < db->nrecipes; j++) {
+			const struct npl_layer *R = db->recipes[j];
+
+			if ((profiles ? R->hardware : R->model) != L)
+				continue;
+			count++;
+			if (!profiles) {
+				/* the hardware of this model's recipes, each once */
+				for (k = 0; k < j; k++)
+					if (db->recipes[k]->model == L && db->recipes[k]->hardware == R->hardware)
+						break;
+				if (k == j) {
+					npl_buf_printf(&hw, "%s%s", hw.len ? "," : "", R->hardware->id);
+					cJSON_AddItemToArray(hwa, cJSON_CreateString(R->hardware->id));
+				}
+			}
+		}
+		cJSON_AddStringToObject(o, "id", L->id);
+		cJSON_AddStringToObject(o, "name", L->name);
+		if (profiles) {
+			cJSON_AddNumberToObject(o, "dies_per_card", L->dies_per_card.v);
+			cJSON_AddNumberToObject(o, "cards_per_node", L->cards_per_node.v);
+			cJSON_Delete(hwa);
+		} else {
+			cJSON *al = cJSON_CreateArray();
+
+			for (k = 0; k < L->naliases; k++)
+				cJSON_AddItemToArray(al, cJSON_CreateString(L->aliases[k].s));
+			cJSON_AddItemToObject(o, "aliases", al);
+			cJSON_AddItemToObject(o, "hardware", hwa);
+		}
+		cJSON_AddNumberToObject(o, "recipes", count);
+		cJSON_AddItemToArray(a, o);
+		cells[i * 5] = L->id;
+		cells[i * 5 + 1] = npl_escape_in(&cli->arena, L->name);
+		if (profiles) {
+			cells[i * 5 + 2] = npl_arena_printf(&cli->arena, "%d", L->dies_per_card.v);
+			cells[i * 5 + 3] = npl_arena_printf(&cli->arena, "%d", L->cards_per_node.v);
+			cells[i * 5 + 4] = npl_arena_printf(&cli->arena, "%d", count);
+		} else {
+			cells[i * 5 + 2] = npl_arena_printf(&cli->arena, "%d", count);
+			cells[i * 5 + 3] = npl_arena_strdup(&cli->arena, hw.len ? npl_buf_str(&hw) : "-");
+		}
+		npl_buf_release(&hw);
+	}
+	if (json) {
+		char *t = cJSON_Print(a);
+
+		puts(t);
+		cJSON_free(t);
+	} else if (profiles) {
+		static const char *const heads[] = {"ID", "NAME", "DIES/CARD", "CARDS/NODE", "RECIPES"};
+
+		print_table(cli, heads, 5, cells, n);
+	} else {
+		/* the same five-cell rows, four used */
+		static const char *const heads[] = {"ID", "NAME", "RECIPES", "HARDWARE"};
+		const char **c4 = npl_arena_calloc(&cli->arena, (size_t)n * 4 + 1, sizeof(*c4));
+
+		for (i = 0; i < n; i++)
+			for (k = 0; k < 4; k++)
+				c4[i * 4 + k] = cells[i * 5 + k];
+		print_table(cli, heads, 4, c4, n);
+	}
+	cJSON_Delete(a);
+	return NPL_EXIT_OK;
+}
+
 int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -106,6 +217,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		{"json", no_argument, NULL, 'j'},
 		{"ids", no_argument, NULL, 'i'},
 		{"models", no_argument, NULL, 'M'},
+		{"profiles", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -115,7 +227,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	const char *model = NULL;
 	const struct npl_layer *M = NULL;
-	int json = 0, ids = 0, models = 0, c, rc = NPL_EXIT_OK, i, col;
+	int json = 0, ids = 0, models = 0, profiles = 0, c, rc = NPL_EXIT_OK, i, col;
 	size_t w[NCOL];
 	struct npl_db db;
 	const struct npl_layer **shown = NULL;
@@ -130,6 +242,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		case 'j': json = 1; break;
 		case 'i': ids = 1; break;
 		case 'M': models = 1; break;
+		case 'P': profiles = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -151,11 +264,33 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	/* one listing per run: recipes (a table, --json or --ids), models or hardware profiles */
+	if (ids + models + profiles > 1 || (ids && json)) {
+		rc = npl_cli_usage_error("list", "%s", ids && json ? "--ids and --json: give one (--json holds the ids)"
+							     : "give one of --ids, --models, --profiles");
+		goto out;
+	}
+	if ((models || profiles) && (model || npl_cli_has_query(&ro))) {
+		rc = npl_cli_usage_error("list", "--%s lists every one: it takes no model or query",
+					 models ? "models" : "profiles");
+		goto out;
+	}
 	if ((rc = npl_cli_open_db(cli, &db)))
 		goto out;
 	if (model && !(M = npl_db_model(&db, model))) {
-		fprintf(stderr, "npulaunch: no model '%s' in the recipe database\n", model);
+		const char *best = npl_cli_suggest_model(&db, model);
+
+		if (best)
+			fprintf(stderr, "npulaunch: list: no model '%s' (did you mean '%s'?)\n",
+				npl_escape_in(&cli->arena, model), best);
+		else
+			fprintf(stderr, "npulaunch: list: no model '%s': 'npulaunch list --models' shows them\n",
+				npl_escape_in(&cli->arena, model));
 		rc = NPL_EXIT_NO_RECIPE;
+		goto out;
+	}
+	if (models || profiles) {
+		rc = list_models_or_profiles(cli, &db, profiles, json);
 		goto out;
 	}
 	shown = calloc((size_t)db.nrecipes + 1, sizeof(*shown));
@@ -178,15 +313,6 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		for (i = 0; i < db.nrecipes; i++)
 			if (!M || db.recipes[i]->model == M)
 				shown[nshown++] = db.recipes[i];
-	}
-	if (models) {
-		/* one per line: id, then the name when it differs (for completion and scripts) */
-		for (i = 0; i < db.nmodels; i++) {
-			puts(db.models[i]->id);
-			if (strcmp(db.models[i]->id, db.models[i]->name))
-				puts(npl_escape_in(&cli->arena, db.models[i]->name));
-		}
-		goto out;
 	}
 	if (ids) {
 		for (i = 0; i < nshown; i++)

@@ -147,6 +147,7 @@ int main(int argc, char **argv)
 
 			/* each command parses its own options from its name on */
 			optind = 0;
+			npl_cli_set_command(commands[i].name);
 			rc = commands[i].run(sub_argc, sub_argv, &cli);
 		}
 		goto out;

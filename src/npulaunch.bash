@@ -38,12 +38,17 @@ _npulaunch() {
 		return 0
 		;;
 	--model)
-		words=$(npulaunch "${global[@]}" list --models 2>/dev/null)
+		words=$(npulaunch "${global[@]}" list --models 2>/dev/null | awk 'NR > 1 { print $1; print $2 }')
+		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+		return 0
+		;;
+	--hardware)
+		words=$(npulaunch "${global[@]}" list --profiles 2>/dev/null | awk 'NR > 1 { print $1 }')
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return 0
 		;;
 	--model-path | --draft-model-path | --tpot | --ttft | --dataset | --prefix-cache | --cards | \
-		--hardware | --ifname | --node-ip | --prefill-ip | --decode-ip | --set | --unset | --env | \
+		--ifname | --node-ip | --prefill-ip | --decode-ip | --set | --unset | --env | \
 		--unset-env | --timeout | --cpus)
 		return 0
 		;;
@@ -61,7 +66,7 @@ _npulaunch() {
 	fi
 	case $cmd in
 	list | show | render | diff | apply | tune | status | bench)
-		words="$(npulaunch "${global[@]}" list --ids 2>/dev/null) $(npulaunch "${global[@]}" list --models 2>/dev/null)"
+		words="$(npulaunch "${global[@]}" list --ids 2>/dev/null) $(npulaunch "${global[@]}" list --models 2>/dev/null | awk 'NR > 1 { print $1; print $2 }')"
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		[[ $cmd == apply || $cmd == status || $cmd == bench ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur")
 		;;

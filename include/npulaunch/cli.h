@@ -144,6 +144,13 @@ void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 
 /* "try 'npulaunch CMD --help'" after a usage error; returns NPL_EXIT_USAGE. */
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The command main is running: a usage error of shared code (cmd NULL) points to its help. */
+void npl_cli_set_command(const char *cmd);
+/* The model a name that is none most likely means: the only one it begins, else the nearest
+ * by spelling; NULL when none is near. */
+const char *npl_cli_suggest_model(const struct npl_db *db, const char *arg);
+/* Every hardware profile's id, comma-separated, for messages (arena memory). */
+const char *npl_cli_profiles_text(struct npl_cli *cli, const struct npl_db *db);
 
 /* The sub-commands. */
 int npl_cmd_list(int argc, char **argv, struct npl_cli *cli);

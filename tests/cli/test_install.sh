@@ -55,6 +55,8 @@ expect_eq "$(complete_words npulaunch render Kimi)" "Kimi-K2.6" "model names"
 expect_eq "$(complete_words npulaunch render kimi-k2.6 --tp)" "--tpot" "options"
 expect_eq "$(complete_words npulaunch apply --role pre)" "prefill" "--role values"
 expect_eq "$(complete_words npulaunch render x --mode pd-d)" "pd-disagg" "--mode values"
+expect_eq "$(complete_words npulaunch list --model kimi)" "kimi-k2.6" "--model values"
+expect_eq "$(complete_words npulaunch list --hardware ascend-a | tr '\n' ' ')" "ascend-a2 ascend-a3 " "--hardware values"
 
 # the Debian package
 if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null; then
