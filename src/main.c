@@ -13,6 +13,9 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/util.h"
 
+static int cmd_help(int argc, char **argv, struct npl_cli *cli);
+static int cmd_version(int argc, char **argv, struct npl_cli *cli);
+
 static const struct npl_command commands[] = {
 	{"list", npl_cmd_list, "list the recipes (filter with a query)"},
 	{"validate", npl_cmd_validate, "check the recipe database: schema, references, rules, flags"},
@@ -25,13 +28,15 @@ static const struct npl_command commands[] = {
 	{"status", npl_cmd_status, "is every endpoint of a deployment up"},
 	{"bench", npl_cmd_bench, "run the recipe's benchmark against the deployment"},
 	{"verify", npl_cmd_verify, "judge benchmark results against the recipe's promise"},
+	{"help", cmd_help, "this help, or a command's: help COMMAND"},
+	{"version", cmd_version, "the version of npulaunch and of its recipe database"},
 };
 
 static void usage(FILE *fp)
 {
 	size_t i;
 
-	fputs("usage: npulaunch [--recipes DIR] [--templates DIR] COMMAND [ARGS]\n"
+	fputs("usage: npulaunch [--recipes DIR] [--templates DIR] COMMAND [ARGS]  (global options may follow COMMAND too)\n"
 	      "       npulaunch --version | --help\n\n"
 	      "Deploy SGLang on Ascend NPUs from a database of measured recipes.\n\n"
 	      "Commands:\n", fp);
@@ -41,7 +46,7 @@ static void usage(FILE *fp)
 	      "  --recipes DIR    also load the recipes in DIR (repeatable; they override the\n"
 	      "                   compiled-in ones with the same id); NPULAUNCH_RECIPES=DIR:DIR\n"
 	      "  --templates DIR  read the script templates from DIR instead of the compiled-in ones\n"
-	      "  -h, --help       this help; 'npulaunch COMMAND --help' for a command\n"
+	      "  -h, --help       this help; 'npulaunch help COMMAND' (or COMMAND --help) for a command\n"
 	      "  --version        the version of npulaunch and of its recipe database\n\n"
 	      "Examples:\n"
 	      "  npulaunch list\n"
@@ -63,6 +68,53 @@ static int version(struct npl_cli *cli)
 	return rc;
 }
 
+/* npulaunch help [COMMAND]: this help, or COMMAND --help. */
+static int cmd_help(int argc, char **argv, struct npl_cli *cli)
+{
+	size_t i;
+
+	if (argc > 2)
+		return npl_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		puts("usage: npulaunch help [COMMAND]\n\nThe commands and global options, or COMMAND's own help.");
+		return NPL_EXIT_OK;
+	}
+	if (argc < 2) {
+		usage(stdout);
+		return NPL_EXIT_OK;
+	}
+	for (i = 0; i < NPL_ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, argv[1])) {
+			char *sub[] = {argv[1], "--help", NULL};
+
+			optind = 0;
+			npl_cli_set_command(commands[i].name);
+			return commands[i].run(2, sub, cli);
+		}
+	{
+		const char *names[NPL_ARRAY_SIZE(commands)], *best;
+
+		for (i = 0; i < NPL_ARRAY_SIZE(commands); i++)
+			names[i] = commands[i].name;
+		best = npl_did_you_mean(argv[1], names, (int)NPL_ARRAY_SIZE(commands));
+		if (best)
+			return npl_cli_usage_error("help", "no command '%s' (did you mean '%s'?)", argv[1], best);
+		return npl_cli_usage_error("help", "no command '%s'", argv[1]);
+	}
+}
+
+/* npulaunch version: as --version. */
+static int cmd_version(int argc, char **argv, struct npl_cli *cli)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		puts("usage: npulaunch version\n\nThe version of npulaunch and of its recipe database.");
+		return NPL_EXIT_OK;
+	}
+	if (argc > 1)
+		return npl_cli_usage_error("version", "unexpected argument '%s'", argv[1]);
+	return version(cli);
+}
+
 /* As coreutils' close_stdout: output that could not be written (a full disk, /dev/full, a
  * closed pipe) is a failure, found when it happened or when the last of it is flushed. */
 static int close_stdout(void)
@@ -79,6 +131,48 @@ static int close_stdout(void)
 	fprintf(stderr, "npulaunch: cannot write standard output%s%s\n", errno ? ": " : "",
 		errno ? strerror(errno) : "");
 	return -1;
+}
+
+/*
+ * Global options may follow the command too (npulaunch list --recipes DIR): they are taken out
+ * of the command's arguments before it parses its own. Until "--", each --recipes DIR,
+ * --recipes=DIR, --templates DIR and --templates=DIR counts; 0, or a usage error.
+ */
+static int take_global_options(int *argc, char **argv, struct npl_cli *cli)
+{
+	int i = 1, o = 1;
+
+	while (i < *argc) {
+		const char *a = argv[i], *v = NULL;
+		int isr = 0, take = 1;
+
+		if (!strcmp(a, "--")) {
+			while (i < *argc)
+				argv[o++] = argv[i++];
+			break;
+		}
+		if (!strcmp(a, "--recipes") || !strcmp(a, "--templates")) {
+			if (i + 1 >= *argc)
+				return npl_cli_usage_error(NULL, "option '%s' needs a value", a);
+			isr = a[2] == 'r';
+			v = argv[i + 1];
+			take = 2;
+		} else if (!strncmp(a, "--recipes=", 10) || !strncmp(a, "--templates=", 12)) {
+			isr = a[2] == 'r';
+			v = strchr(a, '=') + 1;
+		} else {
+			argv[o++] = argv[i++];
+			continue;
+		}
+		if (isr)
+			cli->recipe_dirs[cli->nrecipe_dirs++] = v;
+		else
+			cli->templates_dir = v;
+		i += take;
+	}
+	argv[o] = NULL;
+	*argc = o;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -148,6 +242,8 @@ int main(int argc, char **argv)
 			/* each command parses its own options from its name on */
 			optind = 0;
 			npl_cli_set_command(commands[i].name);
+			if ((rc = take_global_options(&sub_argc, sub_argv, &cli)))
+				goto out;
 			rc = commands[i].run(sub_argc, sub_argv, &cli);
 		}
 		goto out;

@@ -87,4 +87,26 @@ expect_rc 0 env NPULAUNCH_RECIPES="$T/r" "$NPL" list
 expect_eq "$(wc -l <"$T/out")" 60 "list with one more recipe"
 expect_rc 2 "$NPL" --recipes "$T/nope" list
 expect_grep "$T/err" "recipe folder '$T/nope' does not exist or is not a folder"
+# global options after the command as before it, in both spellings; -- ends them
+expect_rc 0 "$NPL" list --recipes "$T/r" --model kimi-k2.6
+expect_grep "$T/out" "kimi-k2.6-w4a8-8p-in8k-out1k-45ms"
+expect_rc 0 "$NPL" list --model kimi-k2.6 --recipes="$T/r"
+expect_grep "$T/out" "kimi-k2.6-w4a8-8p-in8k-out1k-45ms"
+expect_rc 0 "$NPL" show --templates "$NPL_SRC/templates" kimi-k2.6-w4a8-8p-in8k-out1k-45ms --recipes "$T/r"
+expect_rc 2 "$NPL" list --recipes
+expect_grep "$T/err" "npulaunch: list: option '--recipes' needs a value"
+expect_grep "$T/err" "Try 'npulaunch list --help' for more information."
+expect_rc 2 "$NPL" list -- --recipes "$T/r"
+# help and version as commands; an option error points to the command's help
+expect_rc 0 "$NPL" help
+expect_grep "$T/out" "Commands:"
+expect_rc 0 "$NPL" help tune
+expect_grep "$T/out" "usage: npulaunch tune"
+expect_nogrep "$T/out" "cannot be,"
+expect_rc 2 "$NPL" help tun
+expect_grep "$T/err" "no command 'tun' (did you mean 'tune'?)"
+expect_rc 0 "$NPL" version
+expect_grep "$T/out" "recipe database 2026."
+expect_rc 2 "$NPL" render kimi-k2.6 --tpot 20ms --mode mixed
+expect_grep "$T/err" "Try 'npulaunch render --help' for more information."
 finish
