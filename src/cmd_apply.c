@@ -934,7 +934,12 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		if (cpus)
 			printf("cpus %s\n", npl_escape_in(&cli->arena, cpus));
 		for (i = 0; i < nwait && wait_timeout > 0; i++)
-			printf("wait %s (up to %gs)\n", npl_escape_in(&cli->arena, wait_urls[i]), wait_timeout);
+		{
+			char ub[1024];
+
+			printf("wait %s (up to %gs)\n", npl_escape_in(&cli->arena, npl_url_redacted(wait_urls[i], ub, sizeof(ub))),
+			       wait_timeout);
+		}
 		for (int k = 0; k < ninst; k++) {
 			if (ninst > 1)
 				printf("# instance %d, slot %d of this node: started beside the others\n",

@@ -41,6 +41,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	struct npl_endpoint *eps;
 	struct npl_probe_result *res = NULL;
+	const char **shown = NULL;
 	cJSON *plan = NULL;
 	double timeout = 2;
 	int json = 0, c, rc = NPL_EXIT_OK, n = 0, i, down = 0;
@@ -96,15 +97,20 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	res = calloc((size_t)n + 1, sizeof(*res));
+	shown = npl_arena_calloc(&cli->arena, (size_t)n + 1, sizeof(*shown));
 	if (!res)
 		npl_oom();
 	for (i = 0; i < n; i++) {
+		char buf[1024];
+
+		/* a URL's credentials are never printed */
+		shown[i] = npl_arena_strdup(&cli->arena, npl_url_redacted(eps[i].url, buf, sizeof(buf)));
 		npl_probe_once(eps[i].url, NPL_PROBE_HEALTH, (long)(timeout * 1000), &res[i]);
 		if (res[i].up)
 			res[i].model = npl_served_model(eps[i].url, (long)(timeout * 1000));
 		down += !res[i].up;
-		if (strlen(npl_escape_in(&cli->arena, eps[i].url)) > wu)
-			wu = strlen(npl_escape_in(&cli->arena, eps[i].url));
+		if (strlen(npl_escape_in(&cli->arena, shown[i])) > wu)
+			wu = strlen(npl_escape_in(&cli->arena, shown[i]));
 		if (strlen(npl_escape_in(&cli->arena, eps[i].role)) > wr)
 			wr = strlen(npl_escape_in(&cli->arena, eps[i].role));
 	}
@@ -120,7 +126,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 				cJSON_AddNumberToObject(o, "instance", eps[i].instance);
 			else
 				cJSON_AddNullToObject(o, "instance");
-			cJSON_AddStringToObject(o, "url", eps[i].url);
+			cJSON_AddStringToObject(o, "url", shown[i]);
 			cJSON_AddBoolToObject(o, "up", res[i].up);
 			cJSON_AddNumberToObject(o, "code", (double)res[i].code);
 			if (res[i].code)
@@ -158,7 +164,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 			/* the manifest's and the server's text, escaped for the terminal */
 			printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr,
 			       npl_escape_in(&cli->arena, eps[i].role), inst, (int)wu,
-			       npl_escape_in(&cli->arena, eps[i].url), res[i].up ? green : red,
+			       npl_escape_in(&cli->arena, shown[i]), res[i].up ? green : red,
 			       res[i].up ? "up" : "down", off, lat, res[i].up ? "" : "(",
 			       npl_escape_in(&cli->arena, res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error),
 			       res[i].up ? "" : ")");

@@ -161,6 +161,7 @@ void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_l
 	e->sev = sev;
 	e->loc = at;
 	e->msg = npl_buf_detach(&b);
+	e->group = e->label = NULL;
 	*slot = d->n;
 	if (sev == NPL_ERROR)
 		d->errors++;
@@ -186,6 +187,43 @@ int npl_error(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 	npl_diag_vadd(d, NPL_ERROR, loc, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+void npl_warn_grouped(struct npl_diag *d, const struct npl_loc *loc, const char *group, const char *label,
+		      const char *fmt, ...)
+{
+	va_list ap;
+	int n = d->n;
+
+	va_start(ap, fmt);
+	npl_diag_vadd(d, NPL_WARNING, loc, fmt, ap);
+	va_end(ap);
+	if (d->n > n) {
+		d->v[n].group = strdup(group);
+		d->v[n].label = strdup(label ? label : "");
+		if (!d->v[n].group || !d->v[n].label)
+			npl_oom();
+	}
+}
+
+static struct npl_diag_group *group_of(struct npl_diag *d, const char *key)
+{
+	int i;
+
+	for (i = 0; i < d->ngroups; i++)
+		if (!strcmp(d->groups[i].key, key))
+			return &d->groups[i];
+	if (d->ngroups == d->capgroups) {
+		d->capgroups = d->capgroups ? d->capgroups * 2 : 8;
+		d->groups = realloc(d->groups, (size_t)d->capgroups * sizeof(*d->groups));
+		if (!d->groups)
+			npl_oom();
+	}
+	memset(&d->groups[d->ngroups], 0, sizeof(*d->groups));
+	d->groups[d->ngroups].key = strdup(key);
+	if (!d->groups[d->ngroups].key)
+		npl_oom();
+	return &d->groups[d->ngroups++];
 }
 
 void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ...)
@@ -381,8 +419,29 @@ void npl_diag_flush(struct npl_diag *d, FILE *fp)
 	int shown = 0, more[3] = {0, 0, 0};
 
 	for (; d->printed < d->n; d->printed++) {
+		const struct npl_diag_entry *e = &d->v[d->printed];
 		char *s;
 
+		if (d->quiet && e->sev != NPL_ERROR)
+			continue;
+		if (e->group) {
+			/* said once a run; the others counted below */
+			struct npl_diag_group *g = group_of(d, e->group);
+
+			if (g->shown) {
+				size_t n = g->labels ? strlen(g->labels) : 0, l = strlen(e->label);
+
+				if (g->more < 10) {
+					g->labels = realloc(g->labels, n + l + 3);
+					if (!g->labels)
+						npl_oom();
+					sprintf(g->labels + n, "%s%s", n ? ", " : "", e->label);
+				}
+				g->more++;
+				continue;
+			}
+			g->shown = 1;
+		}
 		/* a flood is counted, not printed: the first ones are what to fix first */
 		if (shown == NPL_DIAG_SHOWN) {
 			more[d->v[d->printed].sev]++;
@@ -408,12 +467,37 @@ void npl_diag_flush(struct npl_diag *d, FILE *fp)
 	fflush(fp);
 }
 
+void npl_diag_flush_groups(struct npl_diag *d, FILE *fp)
+{
+	for (int i = 0; i < d->ngroups; i++) {
+		struct npl_diag_group *g = &d->groups[i];
+
+		if (!g->more)
+			continue;
+		fprintf(fp, "npulaunch: warning: the same for %d more: ", g->more);
+		npl_print_text(fp, g->labels ? g->labels : "");
+		fprintf(fp, "%s\n", g->more > 10 ? ", ..." : "");
+		g->more = 0;
+		free(g->labels);
+		g->labels = NULL;
+	}
+	fflush(fp);
+}
+
 void npl_diag_release(struct npl_diag *d)
 {
 	int i;
 
-	for (i = 0; i < d->n; i++)
+	for (i = 0; i < d->n; i++) {
 		free(d->v[i].msg);
+		free(d->v[i].group);
+		free(d->v[i].label);
+	}
+	for (i = 0; i < d->ngroups; i++) {
+		free(d->groups[i].key);
+		free(d->groups[i].labels);
+	}
+	free(d->groups);
 	for (i = 0; i < d->nnames; i++) {
 		free(d->names[i].name);
 		free(d->names[i].owned);

@@ -549,9 +549,14 @@ int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int al
 			w = npl_engine_flag(t, name);
 			if (w && !w->upstream)
 				s = w;
-			if (!s->upstream)
-				npl_warn(d, at.file ? &at : NULL, "%s: %s: --%s is not in upstream %s (SGLang %s): %s",
-					 id, rname, name, module, e->version, s->note ? s->note : "kept as the page uses it");
+			if (!s->upstream) {
+				char group[256];
+
+				snprintf(group, sizeof(group), "not upstream: %s --%s", module, name);
+				npl_warn_grouped(d, at.file ? &at : NULL, group, id,
+						 "%s: %s: --%s is not in upstream %s (SGLang %s): %s", id, rname, name,
+						 module, e->version, s->note ? s->note : "kept as the page uses it");
+			}
 		}
 	}
 	npl_arena_release(&a);

@@ -8,6 +8,7 @@
  * calls keep the prototypes of <curl/curl.h>; only the binding is late.
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -140,7 +141,20 @@ static long request(const char *url, const char *post, long timeout_ms, struct n
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
 		snprintf(err, errn, "no answer within %.1fs", (double)timeout_ms / 1000);
 	} else if (rc == CURLE_COULDNT_CONNECT) {
-		snprintf(err, errn, "connection refused");
+		/* what the system said: refused, no route, or no answer to the connection */
+		long os = 0;
+
+		cu.easy_getinfo(h, CURLINFO_OS_ERRNO, &os);
+		if (os == EHOSTUNREACH || os == ENETUNREACH)
+			snprintf(err, errn, "no route to the host");
+		else if (os == ETIMEDOUT)
+			snprintf(err, errn, "no answer to the connection within %.1fs", (double)timeout_ms / 1000);
+		else if (os == ECONNREFUSED || os == 0)
+			snprintf(err, errn, "connection refused");
+		else
+			snprintf(err, errn, "cannot connect: %s", strerror((int)os));
+	} else if (rc == CURLE_COULDNT_RESOLVE_HOST) {
+		snprintf(err, errn, "cannot resolve the host name");
 	} else {
 		snprintf(err, errn, "%s", *ebuf ? ebuf : cu.easy_strerror(rc));
 	}
@@ -229,6 +243,7 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 	int *ready = calloc((size_t)n + 1, sizeof(*ready));
 	double start = now_s(), deadline = start + timeout_s, delay = 0.1;
 	int pending = n, i;
+	char shown[1024];
 
 	if (!last || !ready)
 		abort();
@@ -244,7 +259,8 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 			if (last[i].up) {
 				ready[i] = 1;
 				pending--;
-				report(out, "ready      %s  (after %.1fs)\n", bases[i], now_s() - start);
+				report(out, "ready      %s  (after %.1fs)\n", npl_url_redacted(bases[i], shown, sizeof(shown)),
+				       now_s() - start);
 			}
 		}
 		if (!pending || now_s() >= deadline)
@@ -264,7 +280,8 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 	}
 	for (i = 0; i < n; i++)
 		if (!ready[i])
-			report(out, "not ready  %s  (%s)\n", bases[i], last[i].error[0] ? last[i].error : "no answer");
+			report(out, "not ready  %s  (%s)\n", npl_url_redacted(bases[i], shown, sizeof(shown)),
+			       last[i].error[0] ? last[i].error : "no answer");
 	for (i = 0; i < n; i++)
 		npl_probe_release(&last[i]);
 	free(last);

@@ -46,6 +46,7 @@ static void usage(FILE *fp)
 	      "  --recipes DIR    also load the recipes in DIR (repeatable; they override the\n"
 	      "                   compiled-in ones with the same id); NPULAUNCH_RECIPES=DIR:DIR\n"
 	      "  --templates DIR  read the script templates from DIR instead of the compiled-in ones\n"
+	      "  -q, --quiet      print errors only (no warnings or notes)\n"
 	      "  -h, --help       this help; 'npulaunch help COMMAND' (or COMMAND --help) for a command\n"
 	      "  --version        the version of npulaunch and of its recipe database\n\n"
 	      "Examples:\n"
@@ -136,7 +137,7 @@ static int close_stdout(void)
 /*
  * Global options may follow the command too (npulaunch list --recipes DIR): they are taken out
  * of the command's arguments before it parses its own. Until "--", each --recipes DIR,
- * --recipes=DIR, --templates DIR and --templates=DIR counts; 0, or a usage error.
+ * --recipes=DIR, --templates DIR, --templates=DIR, -q and --quiet counts; 0, or a usage error.
  */
 static int take_global_options(int *argc, char **argv, struct npl_cli *cli)
 {
@@ -150,6 +151,11 @@ static int take_global_options(int *argc, char **argv, struct npl_cli *cli)
 			while (i < *argc)
 				argv[o++] = argv[i++];
 			break;
+		}
+		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			cli->diag.quiet = 1;
+			i++;
+			continue;
 		}
 		if (!strcmp(a, "--recipes") || !strcmp(a, "--templates")) {
 			if (i + 1 >= *argc)
@@ -182,6 +188,7 @@ int main(int argc, char **argv)
 		{"templates", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
 	struct npl_cli cli;
@@ -204,8 +211,11 @@ int main(int argc, char **argv)
 			cli.recipe_dirs[cli.nrecipe_dirs++] = tok;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hVq", opts, NULL)) != -1) {
 		switch (c) {
+		case 'q':
+			cli.diag.quiet = 1;
+			break;
 		case 'r':
 			cli.recipe_dirs[cli.nrecipe_dirs++] = optarg;
 			break;
@@ -262,6 +272,7 @@ int main(int argc, char **argv)
 	}
 out:
 	npl_cli_flush(&cli);
+	npl_diag_flush_groups(&cli.diag, stderr);
 	if (close_stdout() && rc == NPL_EXIT_OK)
 		rc = NPL_EXIT_FAIL;
 	npl_diag_release(&cli.diag);

@@ -498,3 +498,29 @@ char *npl_fmt_int(char *buf, size_t n, int v)
 	buf[sizeof(tmp) - i] = '\0';
 	return buf;
 }
+
+const char *npl_url_redacted(const char *url, char *out, size_t n)
+{
+	const char *scheme = strstr(url, "://"), *start, *at, *end, *colon;
+
+	if (!scheme) {
+		snprintf(out, n, "%s", url);
+		return out;
+	}
+	start = scheme + 3;
+	end = start + strcspn(start, "/?#");
+	/* the last @ before the path: user[:password]@host */
+	for (at = NULL, colon = start; colon < end; colon++)
+		if (*colon == '@')
+			at = colon;
+	if (!at) {
+		snprintf(out, n, "%s", url);
+		return out;
+	}
+	colon = memchr(start, ':', (size_t)(at - start));
+	if (colon)
+		snprintf(out, n, "%.*s:***%s", (int)(colon - url), url, at);
+	else
+		snprintf(out, n, "%.*s***%s", (int)(start - url), url, at);
+	return out;
+}

@@ -10,7 +10,9 @@
  * outlive it. A message identical to one already recorded (same severity,
  * place and text: every instance and node of a role resolves the same flags)
  * is recorded once: the entries and the counts are distinct problems, in the
- * order they first appeared. Included by every module.
+ * order they first appeared. A warning of a group is printed once per run, the others
+ * of its group counted in one line; with quiet set, only errors are printed. Included by every
+ * module.
  */
 #ifndef NPL_DIAG_H
 #define NPL_DIAG_H
@@ -34,6 +36,16 @@ struct npl_diag_entry {
 	enum npl_severity sev;
 	struct npl_loc loc;
 	char *msg;
+	char *group;            /* a kind of message said once per run (npl_warn_grouped()), or NULL */
+	char *label;            /* what this one is about, in the line that counts the others */
+};
+
+/* A kind of message, said once: how many more there were, and about what. */
+struct npl_diag_group {
+	char *key;
+	int shown;              /* the first of the kind was printed */
+	int more;               /* others since the last count was printed */
+	char *labels;           /* theirs, comma-separated */
 };
 
 /* A file name the diag has seen, and its text when known (for carets). */
@@ -62,6 +74,9 @@ struct npl_diag {
 	int read_sources;       /* files with no known text are read when a message needs a line */
 	int *eslots;            /* open-addressing hash of the entries: index + 1, 0 = empty */
 	int neslots;
+	struct npl_diag_group *groups;
+	int ngroups, capgroups;
+	int quiet;              /* flush prints errors only (--quiet); the counts stay */
 };
 
 #define NPL_DIAG_INIT {0}
@@ -76,6 +91,12 @@ void npl_diag_add(struct npl_diag *d, enum npl_severity sev, const struct npl_lo
 /* Record a message from a va_list. */
 void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
 		   const char *fmt, va_list ap);
+/* Record a warning of a kind (group) that a run says once: a flush prints the first of each
+ * group, then one line counting the others with their labels (recipe ids). */
+void npl_warn_grouped(struct npl_diag *d, const struct npl_loc *loc, const char *group, const char *label,
+		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Print, for each group, the line that counts the messages flushes held back (at the end of a run). */
+void npl_diag_flush_groups(struct npl_diag *d, FILE *fp);
 /* Record an error and return -1, for `return npl_error(...)`. */
 int npl_error(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -99,4 +99,7 @@ char *npl_number_expected(char *buf, size_t n, const struct npl_number_spec *spe
 /* The decimal text of v in buf (n >= 12 bytes), as snprintf's "%d" writes it; returns buf. */
 char *npl_fmt_int(char *buf, size_t n, int v);
 
+/* url for messages: the password of user:password@ (or a user alone) as *** (out, n bytes). */
+const char *npl_url_redacted(const char *url, char *out, size_t n);
+
 #endif

@@ -97,6 +97,15 @@ expect_rc 2 "$NPL" list --recipes
 expect_grep "$T/err" "npulaunch: list: option '--recipes' needs a value"
 expect_grep "$T/err" "Try 'npulaunch list --help' for more information."
 expect_rc 2 "$NPL" list -- --recipes "$T/r"
+# a warning of one kind is said once a run, the others counted; --quiet says none
+expect_rc 0 "$NPL" render --all -o "$T/all"
+expect_eq "$(grep -c 'is not in upstream sglang.bench_serving' "$T/err")" 1 "the --max-attempts warning of render --all"
+expect_grep "$T/err" "npulaunch: warning: the same for 2 more: deepseek-v4-flash-w8a8-8p-in8k-out1k-50ms, kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"
+expect_rc 0 "$NPL" render --all -o "$T/all" --check --quiet
+expect_eq "$(wc -c <"$T/err")" 0 "render --all --quiet: standard error"
+expect_rc 0 "$NPL" -q validate
+expect_nogrep "$T/err" ": warning: "
+expect_grep "$T/err" "validate: 58 recipes, 0 errors, 3 warnings"
 # help and version as commands; an option error points to the command's help
 expect_rc 0 "$NPL" help
 expect_grep "$T/out" "Commands:"

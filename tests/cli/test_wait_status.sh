@@ -21,6 +21,17 @@ expect_rc 1 "$NPL" wait "http://127.0.0.1:$HANG" --timeout 2
 ((SECONDS <= 6)) || fail "wait on a hung server took ${SECONDS}s for a 2s timeout"
 expect_grep "$T/out" "not ready  http://127.0.0.1:$HANG  (no answer within"
 expect_grep "$T/err" "wait: 1 of 1 server not ready after 2s"
+# refused, timed out and no route are told apart; credentials in a URL are never printed
+expect_rc 1 "$NPL" wait "http://admin:s3cret@127.0.0.1:$HANG" "http://127.0.0.1:1" --timeout 1
+expect_grep "$T/out" "not ready  http://admin:***@127.0.0.1:$HANG  (no answer within"
+expect_grep "$T/out" "not ready  http://127.0.0.1:1  (connection refused)"
+expect_nogrep "$T/out" "s3cret"
+if [[ $(id -u) == 0 ]] && command -v unshare >/dev/null; then
+	# a namespace of our own with loopback only: 10.9.9.9 has no route, and nothing leaves
+	run unshare -n sh -c "ip link set lo up; exec \"\$0\" wait http://10.9.9.9:8000 --timeout 1" "$NPL"
+	expect_eq "$rc" 1 "wait with no route"
+	expect_grep "$T/out" "not ready  http://10.9.9.9:8000  (no route to the host)"
+fi
 expect_rc 2 "$NPL" wait 10.0.0.1:8000
 expect_rc 2 "$NPL" wait "http://127.0.0.1:$OK" --probe ping
 expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --probe generate --timeout 5
