@@ -1004,6 +1004,17 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), tuned,
 		tuned == 1 ? "" : "s", ninst > 1 ? "starting its instances:" : "exec", inst[0].argv[0]);
 	fflush(NULL);
+	if (!strcmp(role_name, "bench") && bundle_manifest(cli, arg)) {
+		/* bench_serving appends its results in the current folder: the bundle's, as bench.sh */
+		char *m = npl_arena_strdup(&cli->arena, bundle_manifest(cli, arg)), *slash = strrchr(m, '/');
+
+		if (slash)
+			*slash = '\0';
+		if (slash && chdir(m) != 0) {
+			npl_error(&cli->diag, NULL, "cannot enter the bundle folder %s: %s", m, strerror(errno));
+			goto fail;
+		}
+	}
 	if (ninst == 1) {
 		env_add(cli, &env, node, 0, &site, &bad);
 		exec_in(&env, inst[0].argv);

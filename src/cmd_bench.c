@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +23,8 @@ static void help(void)
 	     "\n"
 	     "Options:\n"
 	     "  --dry-run          print the command, run nothing\n"
-	     "  --output-file FILE the results, one JSON line per run appended (default bench-results.jsonl)\n"
+	     "  --output-file FILE the results, one JSON line per run appended (default\n"
+	     "                     bench-results.jsonl in the bundle: the current folder, or the one named)\n"
 	     "  --host H, --port P another entry point than the deployment's (an IPv4 or IPv6\n"
 	     "                     address; a port from 1 to 65535)\n"
 	     "  -h, --help         this help\n"
@@ -49,13 +51,15 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 	char hostbuf[INET6_ADDRSTRLEN];
 	char **args = NULL;
 	cJSON *plan = NULL;
-	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i;
+	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i, out_given = 0;
+	struct stat before;
+	off_t size_before = -1;
 
 	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = 1; break;
-		case 'o': out = optarg; break;
+		case 'o': out = optarg; out_given = 1; break;
 		case 'H':
 			/* an address, as the site values are: it reaches bench_serving's argv */
 			if (npl_ip_canonical(optarg, hostbuf, sizeof(hostbuf))) {
@@ -91,6 +95,9 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
 		goto out;
+	/* a bundle named keeps its results, as the current folder's does */
+	if (!out_given && optind < argc && npl_is_dir(argv[optind]))
+		out = npl_arena_printf(&cli->arena, "%s/bench-results.jsonl", argv[optind]);
 	npl_plan_site(plan, &site, &cli->arena);
 	args = npl_bench_argv(plan, &site, host, port, out, &cli->diag);
 	npl_cli_flush(cli);
@@ -115,6 +122,8 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		pid_t pid;
 		int status;
 
+		if (stat(out, &before) == 0)
+			size_before = before.st_size;
 		fflush(NULL);
 		pid = fork();
 		if (pid < 0) {
@@ -140,7 +149,16 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-			fprintf(stderr, "npulaunch: bench: results in %s; judge them with: npulaunch verify %s\n", out, out);
+			struct stat after;
+
+			if (stat(out, &after) != 0 || after.st_size <= size_before) {
+				fprintf(stderr, "npulaunch: bench: sglang.bench_serving ended well but wrote no results to %s\n",
+					npl_escape_in(&cli->arena, out));
+				rc = NPL_EXIT_FAIL;
+			} else {
+				fprintf(stderr, "npulaunch: bench: results in %s; judge them with: npulaunch verify %s\n",
+					npl_escape_in(&cli->arena, out), npl_escape_in(&cli->arena, out));
+			}
 		} else {
 			fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
 				WIFEXITED(status) ? "exit" : "signal",

@@ -1,6 +1,11 @@
 /* cmd_verify.c: `npulaunch verify`: bench_serving's results against the recipe's promise. */
+#define _GNU_SOURCE /* st_mtim */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "npulaunch/bench.h"
 #include "npulaunch/cli.h"
@@ -8,7 +13,7 @@
 
 static void help(void)
 {
-	puts("usage: npulaunch verify RESULTS.jsonl [ID|QUERY|BUNDLE] [--max-failed PCT] [--json]\n"
+	puts("usage: npulaunch verify [RESULTS.jsonl [ID|QUERY|BUNDLE] | BUNDLE] [--max-failed PCT] [--json]\n"
 	     "\n"
 	     "Judge the last record of sglang.bench_serving's results (JSON lines) against the\n"
 	     "recipe (without one, the bundle in the current folder): the run is valid when its\n"
@@ -17,6 +22,8 @@ static void help(void)
 	     "when its median TPOT is within the recipe's target and, where the recipe has one, its\n"
 	     "median TTFT too. A table of measured against target and a verdict: pass (exit 0), miss\n"
 	     "or invalid (exit 1). A file that is not JSON lines is refused with the line and column.\n"
+	     "Without a file, in a bundle (or given one), the bundle's newest results: npulaunch\n"
+	     "bench's bench-results.jsonl, or the file bench_serving names itself when bench.sh runs.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --max-failed PCT  tolerate this share of failed requests, 0 to 100, decimal like 2.5\n"
@@ -30,6 +37,43 @@ static void help(void)
 }
 
 static const struct npl_number_spec percent = {"a percentage", 0, 100, 0};
+
+/* The newest results file in a bundle: npulaunch bench's bench-results.jsonl, or the file that
+ * bench_serving names itself when bench.sh (run in the bundle) gives it none: BACKEND_*.jsonl. */
+static const char *bundle_results(struct npl_cli *cli, const char *dir, const cJSON *plan)
+{
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	const cJSON *f;
+	const char *backend = NULL, *best = NULL;
+	struct timespec newest = {0, 0};
+	struct dirent *de;
+	DIR *dp = opendir(dir);
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
+		if (!strcmp(npl_json_str(f, "flag"), "--backend"))
+			backend = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0)->valuestring;
+	while (dp && (de = readdir(dp))) {
+		const char *n = de->d_name;
+		size_t bl = backend ? strlen(backend) : 0;
+		struct stat st;
+		char *p;
+
+		if (strcmp(n, "bench-results.jsonl") &&
+		    !(backend && !strncmp(n, backend, bl) && n[bl] == '_' && npl_ends_with(n, ".jsonl")))
+			continue;
+		p = npl_arena_printf(&cli->arena, "%s/%s", dir, n);
+		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!best || st.st_mtim.tv_sec > newest.tv_sec ||
+		    (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
+			best = p;
+			newest = st.st_mtim;
+		}
+	}
+	if (dp)
+		closedir(dp);
+	return best;
+}
 
 int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 {
@@ -67,22 +111,38 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 			}
 		}
 	}
-	if (optind >= argc) {
-		rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file");
-		goto out;
-	}
 	if (optind + 2 < argc) {
 		rc = npl_cli_usage_error("verify", "unexpected argument '%s'", argv[optind + 2]);
 		goto out;
 	}
-	file = argv[optind];
+	if (optind >= argc || (optind + 1 == argc && npl_is_dir(argv[optind]))) {
+		/* no file: a bundle's own results (the current folder's, or the one named) */
+		const char *dir = optind < argc ? argv[optind] : ".";
+		char *m = npl_arena_printf(&cli->arena, "%s/manifest.json", dir);
+
+		if (access(m, F_OK) != 0) {
+			rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file, or run verify in a bundle");
+			goto out;
+		}
+		if (!(plan = npl_cli_plan(cli, dir, &ro, &rc)))
+			goto out;
+		if (!(file = bundle_results(cli, dir, plan))) {
+			fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
+				npl_escape_in(&cli->arena, dir));
+			rc = NPL_EXIT_USAGE;
+			goto out;
+		}
+		fprintf(stderr, "npulaunch: verify: the newest results of the bundle: %s\n", npl_escape_in(&cli->arena, file));
+	} else {
+		file = argv[optind];
+	}
 	if (!(text = npl_read_file_max(NULL, file, NPL_READ_MAX_RESULTS, &len, &cli->diag))) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
 	npl_diag_source(&cli->diag, file, text);
-	if (!(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
+	if (!plan && !(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
 		goto out;
 	if (npl_verify(file, text, len, plan, max_failed, &v, &cli->diag)) {
 		npl_cli_flush(cli);

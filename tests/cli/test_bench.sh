@@ -17,15 +17,49 @@ expect_rc 2 "$NPL" bench kimi-k2.6-w4a8-16p-in64k-out1k-100ms --dry-run
 expect_grep "$T/err" "the benchmark's entry point needs --node-ip"
 expect_rc 0 "$NPL" bench $K20 --host 10.9.0.1 --port 30000 --dry-run
 expect_grep "$T/out" "--host 10.9.0.1 --port 30000"
-# and it runs: the stub stands in for python; proxies are cleared
+# and it runs: the stub stands in for python; proxies are cleared; a benchmark that writes
+# nothing is said to
 make_root "$T/root"
 rm -f "$T/calls"
-expect_rc 0 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" http_proxy=http://proxy.invalid:1 "$NPL" bench $K20
+expect_rc 1 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" http_proxy=http://proxy.invalid:1 "$NPL" bench $K20
 expect_grep "$T/calls" '"--output-file","bench-results.jsonl"'
 grep -q http_proxy "$T/calls" && fail "bench left http_proxy set"
-expect_grep "$T/err" "bench: results in bench-results.jsonl; judge them with: npulaunch verify bench-results.jsonl"
+expect_grep "$T/err" "bench: sglang.bench_serving ended well but wrote no results to bench-results.jsonl"
 expect_rc 1 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" NPL_STUB_EXIT=3 "$NPL" bench $K20
 expect_grep "$T/err" "sglang.bench_serving failed (exit 3)"
+
+# the benchmark flow in one place: a stand-in bench_serving that appends a record where the real
+# one does (--output-file, else BACKEND_MMDD_PROMPTS_IN_OUT.jsonl in the current folder); bench.sh,
+# apply --role bench and npulaunch bench keep the results in the bundle, and verify finds them
+mkdir -p "$T/fakebin" "$T/elsewhere"
+cat >"$T/fakebin/python" <<PY
+#!/bin/bash
+out=
+while ((\$#)); do [[ \$1 == --output-file ]] && out=\$2; shift; done
+[[ -n \$out ]] || out=sglang_\$(date +%m%d)_256_3500_1500.jsonl
+sed -n 2p "$B/pass.jsonl" >>"\$out"
+PY
+chmod +x "$T/fakebin/python"
+expect_rc 0 "$NPL" render $K20 -o "$T/bb" --model-path /m --draft-model-path /d --ifname eth0
+(cd "$T/elsewhere" && PATH="$T/fakebin:$PATH" bash "$T/bb/bench.sh") || fail "bench.sh with the stand-in"
+ls "$T/bb"/sglang_*_256_3500_1500.jsonl >/dev/null 2>&1 || fail "bench.sh's results are not in the bundle: $(ls "$T/bb" "$T/elsewhere")"
+[[ -z $(ls "$T/elsewhere") ]] || fail "bench.sh wrote into the current folder"
+(cd "$T/bb" && "$NPL" verify) >"$T/out" 2>"$T/err" || fail "verify in the bundle: $(cat "$T/err" "$T/out")"
+expect_grep "$T/err" "verify: the newest results of the bundle: ./sglang_"
+expect_grep "$T/out" "verdict: PASS"
+(cd "$T/elsewhere" && PATH="$T/fakebin:$PATH" "$NPL" bench "$T/bb") >"$T/out" 2>"$T/err" || fail "npulaunch bench BUNDLE: $(cat "$T/err")"
+[[ -s $T/bb/bench-results.jsonl ]] || fail "npulaunch bench BUNDLE wrote elsewhere: $(ls "$T/elsewhere")"
+expect_rc 0 "$NPL" verify "$T/bb"
+expect_grep "$T/err" "verify: the newest results of the bundle: $T/bb/bench-results.jsonl"
+rm -f "$T/bb"/sglang_*.jsonl
+(cd "$T/elsewhere" && PATH="$T/fakebin:$PATH" "$NPL" apply --role bench "$T/bb") >"$T/out" 2>"$T/err" || fail "apply --role bench BUNDLE: $(cat "$T/err")"
+ls "$T/bb"/sglang_*_256_3500_1500.jsonl >/dev/null 2>&1 || fail "apply --role bench's results are not in the bundle"
+[[ -z $(ls "$T/elsewhere") ]] || fail "apply --role bench wrote into the current folder"
+expect_rc 2 "$NPL" verify
+expect_grep "$T/err" "which results? give bench_serving's results file, or run verify in a bundle"
+mkdir -p "$T/nobench" && cp "$T/bb/manifest.json" "$T/nobench/"
+expect_rc 2 "$NPL" verify "$T/nobench"
+expect_grep "$T/err" "no benchmark results in $T/nobench: run bench.sh or npulaunch bench there first"
 
 # verify: each fixture judged, with a clear verdict
 expect_rc 0 "$NPL" verify "$B/pass.jsonl" $K20
