@@ -26,6 +26,17 @@ static void lit_add(cJSON *a, const char *s)
 	npl_buf_release(&b);
 }
 
+/* one line of docker run's options: an option and its value (v may be NULL) */
+static void opt(cJSON *args, const char *o, const char *v)
+{
+	cJSON *line = cJSON_CreateObject(), *words = cJSON_AddArrayToObject(line, "words");
+
+	lit_add(words, o);
+	if (v)
+		lit_add(words, v);
+	cJSON_AddItemToArray(args, line);
+}
+
 static void lit(cJSON *o, const char *k, const char *s)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -69,36 +80,30 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	if (server && note)
 		lit(v, "note", note);
 	lit(v, "image", npl_target_container_str(plan, strcmp(r, "router") ? "image" : "router_image"));
-	/* the options of docker run, each one word */
-	lit_add(args, "--rm");
-	lit_add(args, "--name");
+	/* the options of docker run, a line each */
+	opt(args, "--rm", NULL);
 	{
 		struct npl_buf b = NPL_BUF_INIT;
 
 		npl_buf_printf(&b, "%s-%s", prefix, r);
-		lit_add(args, npl_buf_str(&b));
+		opt(args, "--name", npl_buf_str(&b));
 		npl_buf_release(&b);
 	}
-	lit_add(args, "--net=host");
+	opt(args, "--net=host", NULL);
 	if (server) {
-		lit_add(args, "--ipc=host");
-		if (shm) {
-			lit_add(args, "--shm-size");
-			lit_add(args, shm_arg(shm, buf, sizeof(buf)));
-		}
+		opt(args, "--ipc=host", NULL);
+		if (shm)
+			opt(args, "--shm-size", shm_arg(shm, buf, sizeof(buf)));
 		if (cJSON_IsTrue(npl_target_container(plan, "privileged")))
-			lit_add(args, "--privileged");
-		cJSON_ArrayForEach(it, npl_target_container(plan, "devices")) {
-			lit_add(args, "--device");
-			lit_add(args, it->valuestring);
-		}
+			opt(args, "--privileged", NULL);
+		cJSON_ArrayForEach(it, npl_target_container(plan, "devices"))
+			opt(args, "--device", it->valuestring);
 		cJSON_ArrayForEach(it, npl_target_container(plan, "mounts")) {
 			struct npl_buf b = NPL_BUF_INIT;
 			const char *p = npl_json_str(it, "path");
 
 			npl_buf_printf(&b, "%s:%s%s", p, p, strcmp(npl_json_str(it, "kind"), "DirectoryOrCreate") ? ":ro" : "");
-			lit_add(args, "-v");
-			lit_add(args, npl_buf_str(&b));
+			opt(args, "-v", npl_buf_str(&b));
 			npl_buf_release(&b);
 		}
 		n = npl_target_model_dirs(plan, dirs);
@@ -106,8 +111,7 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 			struct npl_buf b = NPL_BUF_INIT;
 
 			npl_buf_printf(&b, "%s:%s:ro", dirs[i], dirs[i]);
-			lit_add(args, "-v");
-			lit_add(args, npl_buf_str(&b));
+			opt(args, "-v", npl_buf_str(&b));
 			npl_buf_release(&b);
 		}
 	}
