@@ -67,6 +67,17 @@ int npl_target_check_site(const cJSON *plan, const char *target, int addresses_o
 	return rc;
 }
 
+int npl_target_unused(const cJSON *plan, const char *target, const char *const *keys, const char *why,
+		      struct npl_diag *d)
+{
+	int rc = 0;
+
+	for (; *keys; keys++)
+		if (npl_target_site(plan, *keys, NULL))
+			rc = npl_error(d, NULL, "render --target %s has no use for --%s (%s)", target, *keys, why);
+	return rc;
+}
+
 const char *npl_target_prefix(const cJSON *plan, struct npl_buf *tmp)
 {
 	const char *given = npl_target_site(plan, "name-prefix", NULL), *m;
@@ -161,6 +172,7 @@ struct npl_pod *npl_target_pods(const cJSON *role, int *n, int *size)
 	int count = npl_json_int(role, "nodes_count", 1), npi = npl_json_int(role, "nodes_per_instance", 1);
 	int shared = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(role, "shared_nodes"));
 	int cards = npl_json_int(role, "cards_per_instance", 1), dies = npl_json_int(role, "dies_per_instance", 1);
+	int npi_all = npi;   /* the nodes an instance spans, shared or not */
 	struct npl_pod *pods;
 	int i;
 
@@ -182,8 +194,8 @@ struct npl_pod *npl_target_pods(const cJSON *role, int *n, int *size)
 
 		if (at < 0 || at >= count)
 			continue;
-		pods[at].cards += cards / npl_json_int(role, "nodes_per_instance", 1);
-		pods[at].dies += dies / npl_json_int(role, "nodes_per_instance", 1);
+		pods[at].cards += cards / (npi_all > 0 ? npi_all : 1);
+		pods[at].dies += dies / (npi_all > 0 ? npi_all : 1);
 	}
 	*n = count;
 	*size = npi;

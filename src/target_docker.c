@@ -134,10 +134,12 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 	const cJSON *role;
 	int rc = 0;
 
-	if (npl_target_check_site(plan, "docker", 1, d))
+	static const char *const k8s_only[] = {"namespace", "npu-resource", "npu-unit", "node-selector", "scheduler",
+					       "gang", "model-volume", "model-mount", NULL};
+
+	if (npl_target_check_site(plan, "docker", 1, d) |
+	    npl_target_unused(plan, "docker", k8s_only, "a Kubernetes value: the containers run on the host, with its devices and the model where it is", d))
 		return -1;
-	if (npl_target_site(plan, "model-volume", NULL) || npl_target_site(plan, "model-mount", NULL))
-		return npl_error(d, NULL, "render --target docker mounts the model from the node's own path: --model-volume and --model-mount are for Kubernetes");
 	if (!npl_target_container_str(plan, "image"))
 		return -1;
 	prefix = npl_target_prefix(plan, &pre);

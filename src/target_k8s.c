@@ -482,15 +482,24 @@ static cJSON *router_pod(struct k8s *k, const cJSON *role, int port)
 	return spec;
 }
 
+/* The number a node's flag (--port) has, or 0. */
+static int node_port(const cJSON *node, const char *flag)
+{
+	const cJSON *f, *v;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
+		if (!npl_json_str(f, "flag") || strcmp(npl_json_str(f, "flag"), flag))
+			continue;
+		v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0);
+		return cJSON_IsString(v) && npl_parse_uint(v->valuestring) > 0 ? npl_parse_uint(v->valuestring) : 0;
+	}
+	return 0;
+}
+
 /* The port of the router (its --port). */
 static int flag_port(const cJSON *role, const char *flag)
 {
-	const cJSON *f;
-
-	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0), "flags"))
-		if (!strcmp(npl_json_str(f, "flag"), flag))
-			return npl_parse_uint(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0)->valuestring);
-	return 0;
+	return node_port(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0), flag);
 }
 
 /* The names of the workloads and pods, as the controller makes them. */
@@ -587,14 +596,10 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 
 		cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
 			if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
-				const cJSON *f;
-
 				for (i = 0; i < npods; i++)
 					if (pods[i].node == npl_json_int(node, "index", 0))
 						group = pods[i].group;
-				cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
-					if (!strcmp(npl_json_str(f, "flag"), "--port"))
-						port = npl_parse_uint(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0)->valuestring);
+				port = node_port(node, "--port");
 				break;
 			}
 		s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
@@ -781,6 +786,7 @@ static void write_docs(struct npl_outset *set, const char *dir, const char *file
 static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struct npl_templates *t,
 		  const char *dir, struct npl_outset *set, struct npl_diag *d)
 {
+	static const char *const docker_only[] = {"container-runtime", NULL};
 	struct npl_arena arena;
 	struct npl_buf pre = NPL_BUF_INIT, note = NPL_BUF_INIT, head = NPL_BUF_INIT, script = NPL_BUF_INIT;
 	struct k8s k;
@@ -798,8 +804,8 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 	k.rbg = rbg;
 	k.d = d;
 	k.id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
-	if (npl_target_check_site(plan, tg->name, 0, d) ||
-	    npl_target_model_volume(plan, tg->name, &k.claim, &k.mount, d) < 0) {
+	if (npl_target_check_site(plan, tg->name, 0, d) | (npl_target_unused(plan, tg->name, docker_only, "the docker target's: the kubelet runs the containers", d) |
+	    (npl_target_model_volume(plan, tg->name, &k.claim, &k.mount, d) < 0))) {
 		k.rc = -1;
 		goto out;
 	}

@@ -47,6 +47,9 @@ int npl_target_site_bool(const cJSON *plan, const char *key, int def);
 /* Check that the plan has every site value a container needs (all but the node addresses,
  * which addresses_ok allows: the docker target's hosts know them, a cluster gives its own). */
 int npl_target_check_site(const cJSON *plan, const char *target, int addresses_ok, struct npl_diag *d);
+/* Refuse the cluster values of keys (NULL-terminated) that target has no use for, saying why. */
+int npl_target_unused(const cJSON *plan, const char *target, const char *const *keys, const char *why,
+		      struct npl_diag *d);
 /* The prefix of every object name: --name-prefix, else the model's id as a DNS label. */
 const char *npl_target_prefix(const cJSON *plan, struct npl_buf *tmp);
 /* The model volume: 1 for a PersistentVolumeClaim (claim and mount set), 0 for the node's own

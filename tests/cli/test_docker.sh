@@ -31,7 +31,10 @@ ID=deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms
 expect_rc 2 "$NPL" render $ID --target docker --ifname eth0 -o "$T/x"
 expect_grep "$T/err" "error: render --target docker of '$ID' needs --model-path"
 expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --model-volume pvc:models -o "$T/x"
-expect_grep "$T/err" "error: render --target docker mounts the model from the node's own path"
+expect_grep "$T/err" "error: render --target docker has no use for --model-volume (a Kubernetes value: the containers run on the host"
+expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --namespace llm --gang
+expect_grep "$T/err" "error: render --target docker has no use for --namespace"
+expect_grep "$T/err" "error: render --target docker has no use for --gang"
 expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --container-runtime containerd
 expect_grep "$T/err" "error: --container-runtime 'containerd': docker, podman or auto"
 [[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
