@@ -41,6 +41,34 @@ echo '# edited' >>"$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
 expect_rc 1 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --check
 expect_grep "$T/out" "stale $T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
 
+# the ConfigMap holds the scripts byte for byte (YAML literal blocks): the servers' scripts of every
+# pd-disagg recipe are the ones the docker target writes as files from the same values, and so
+# are those of a value that YAML would read otherwise (leading blanks, ': ', ' #', quotes, a tab)
+expect_rc 0 "$NPL" render --all --target docker "${SITE[@]}" -o "$T/all-docker"
+for v in "  lead: \"q\" #x	tab \\ 모델" "- item" "|" "x
+y"; do
+	expect_rc 0 "$NPL" render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms --target k8s "${SITE[@]}" \
+		--env "prefill:NPL_ODD=$v" -o "$T/odd-k8s"
+	expect_rc 0 "$NPL" render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms --target docker "${SITE[@]}" \
+		--env "prefill:NPL_ODD=$v" -o "$T/odd-docker"
+	"$PY" -c '
+import sys, yaml
+cm = yaml.safe_load(open(sys.argv[1] + "/configmap.yaml"))["data"]
+assert cm["prefill.sh"] == open(sys.argv[2] + "/prefill.sh").read(), "prefill.sh"
+' "$T/odd-k8s" "$T/odd-docker" || fail "the ConfigMap's prefill.sh with NPL_ODD=[$v] is not the script"
+done
+"$PY" - "$T/all-k8s" "$T/all-docker" >"$T/same" 2>&1 <<'EOF' || fail "ConfigMap scripts: $(cat "$T/same")"
+import os, sys, yaml
+n = 0
+for rid in sorted(os.listdir(sys.argv[1])):
+    cm = yaml.safe_load(open(f"{sys.argv[1]}/{rid}/configmap.yaml"))["data"]
+    for name in ("prefill.sh", "decode.sh"):
+        if name in cm:
+            assert cm[name] == open(f"{sys.argv[2]}/{rid}/{name}").read(), f"{rid}/{name}"
+            n += 1
+assert n >= 28, n   # the 14 pd-disagg recipes
+EOF
+
 # ---- one broken field fails the validation: an unknown field, a wrong type, a bad enum -----
 B=$T/all-k8s/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms
 R=$T/all-rbg/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms
