@@ -359,8 +359,7 @@ static void server_volumes(struct k8s *k, cJSON *vols, cJSON *mounts)
 }
 
 /* The pod spec of a server role's pods; leader: the probes (rank 0 only). */
-static cJSON *server_pod(struct k8s *k, const cJSON *role, const struct npl_pod *pod, int leader,
-			 int size)
+static cJSON *server_pod(struct k8s *k, const cJSON *role, const struct npl_pod *pod, int leader)
 {
 	const char *name = npl_json_str(role, "role"), *script = npl_json_str(role, "script");
 	cJSON *spec = cJSON_CreateObject(), *c, *env, *a, *vols, *mounts, *res;
@@ -446,7 +445,6 @@ static cJSON *server_pod(struct k8s *k, const cJSON *role, const struct npl_pod 
 	mounts = arr(c, "volumeMounts");
 	server_volumes(k, vols, mounts);
 	add(spec, "volumes", vols);
-	(void)size;
 	return spec;
 }
 
@@ -558,11 +556,11 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		if (size > 1) {
 			tmpl = obj(lwt, "leaderTemplate");
 			labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-			add(tmpl, "spec", server_pod(k, role, &pods[0], 1, size));
+			add(tmpl, "spec", server_pod(k, role, &pods[0], 1));
 		}
 		tmpl = obj(lwt, "workerTemplate");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1, size));
+		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
 		cJSON_AddItemToArray(docs, o);
 	} else {
 		cJSON *r = item(rbg_roles), *lwp;
@@ -574,10 +572,10 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		add(lwp, "restartPolicy", str("RecreateRoleInstanceOnPodRestart"));
 		tmpl = obj(lwp, "template");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1, size));
+		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
 		if (size > 1) {
 			/* the probes on the leader alone: a strategic merge by container name */
-			cJSON *leader = server_pod(k, role, &pods[0], 1, size), *c, *pc;
+			cJSON *leader = server_pod(k, role, &pods[0], 1), *c, *pc;
 
 			c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(leader, "containers"), 0);
 			pc = item(arr(obj(obj(lwp, "leaderTemplatePatch"), "spec"), "containers"));
