@@ -201,6 +201,34 @@ expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}"
 expect_grep "$T/out" "==> kustomization.yaml <=="
 expect_grep "$T/out" "# Note: the hosts are not tuned (render with --tune for a privileged init container"
 
+# ---- the hardware profile's container block: checked as strictly as the rest ------------------
+mkdir -p "$T/hw-bad" "$T/hw-none"
+cat >"$T/hw-bad/a3.yaml" <<'EOF'
+kind: hardware
+id: ascend-a3
+name: Ascend A3 Series Products
+dies_per_card: 2
+cards_per_node: 8
+container:
+  image: lmsysorg/sglang:x
+  npu_unit: chip
+  mounts: {/usr/local/Ascend/driver: Folder}
+  devicse: [/dev/davinci0]
+EOF
+expect_rc 5 "$NPL" --recipes "$T/hw-bad" render $ID --target k8s "${SITE[@]}"
+expect_grep "$T/err" "a3.yaml:8:13: error: 'npu_unit' is card or die (what the device plugin counts), not 'chip'"
+expect_grep "$T/err" "a3.yaml:9:38: error: '/usr/local/Ascend/driver: Folder' in 'mounts' is not a host path and its kind (Directory, File or DirectoryOrCreate)"
+expect_grep "$T/err" "a3.yaml:10:3: error: unknown key 'devicse' in 'container' (did you mean 'devices'?)"
+# a profile without one: the image and the NPU resource must come from the site
+sed '/^container:/,$d' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw-none/a3.yaml"
+expect_rc 2 "$NPL" --recipes "$T/hw-none" render $ID --target rbg "${SITE[@]}"
+expect_grep "$T/err" "error: render --target rbg needs --image: hardware profile 'ascend-a3' has no container.image"
+expect_grep "$T/err" "error: render --target rbg needs --npu-resource: hardware profile 'ascend-a3' has no container.npu_resource"
+expect_rc 0 "$NPL" --recipes "$T/hw-none" render $ID --target rbg "${SITE[@]}" --image sglang:npu \
+	--npu-resource huawei.com/Ascend910 --npu-unit card -o "$T/hw-none-out"
+run kval "$T/hw-none-out"
+[[ $rc == 0 ]] || fail "a render from site values alone: $(cat "$T/out")"
+
 # ---- the entrypoint: npl_ names only, and shellcheck clean -----------------------------------
 for v in $(grep -o '\b[A-Za-z_][A-Za-z0-9_]*=' "$NPL_SRC/templates/k8s/entrypoint.sh.tmpl" | tr -d = | sort -u); do
 	[[ $v == npl_* ]] || fail "entrypoint.sh.tmpl assigns '$v': call it npl_$v"
