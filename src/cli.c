@@ -94,16 +94,23 @@ const struct option npl_cli_recipe_options[] = {
 
 struct option *npl_cli_options(const struct option *own)
 {
-	size_t n = 0, m = NPL_ARRAY_SIZE(npl_cli_recipe_options);
+	size_t n = 0, m = NPL_ARRAY_SIZE(npl_cli_recipe_options) - 1, j = 0;
 	struct option *v;
+	int k;
 
 	while (own[n].name)
 		n++;
-	v = calloc(n + m, sizeof(*v));
+	v = calloc(n + m + NPL_SITE_COUNT + 1, sizeof(*v));
 	if (!v)
 		npl_oom();
 	memcpy(v, own, n * sizeof(*v));
 	memcpy(v + n, npl_cli_recipe_options, m * sizeof(*v));
+	/* the cluster values are flags named as their site keys: --image IMG, --gang[=false] */
+	for (k = 0; k < NPL_SITE_COUNT; k++)
+		if (npl_site_is_cluster(k))
+			v[n + m + j++] = (struct option){npl_site_key_name(k),
+							 npl_site_is_bool(k) ? optional_argument : required_argument,
+							 NULL, NPL_OPT_SITE_KEY + k};
 	return v;
 }
 
@@ -252,7 +259,12 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 	case NPL_OPT_UNSET_ENV:
 		return parse_override(cli, o, opt, arg);
 	default:
-		return 0;
+		if (opt < NPL_OPT_SITE_KEY || opt >= NPL_OPT_SITE_KEY + NPL_SITE_COUNT)
+			return 0;
+		key = opt - NPL_OPT_SITE_KEY;
+		if (!arg)
+			arg = "true";   /* --gang: a boolean flag without a value */
+		break;
 	}
 	if (npl_site_set(&o->site, &cli->arena, key, arg, NULL, &cli->diag)) {
 		npl_cli_flush(cli);
@@ -533,7 +545,7 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
 		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc)
 {
-	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force};
+	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force, o->target};
 	int before = cli->diag.n, i;
 	cJSON *plan = npl_resolve(db, R, &ro, &cli->diag);
 
@@ -634,7 +646,7 @@ static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *
 			} else {
 				val = cJSON_CreateString(v->v[0]);
 			}
-		} else if (!cJSON_GetObjectItemCaseSensitive(site, key)) {
+		} else if (npl_site_var(k) && !cJSON_GetObjectItemCaseSensitive(site, key)) {
 			const char *env = getenv(npl_site_var(k));
 			struct npl_site tmp;
 

@@ -5,12 +5,30 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/output.h"
 #include "npulaunch/render.h"
+#include "npulaunch/target.h"
 #include "npulaunch/util.h"
+
+/* What render writes: the scripts, or the files of an output target (target.h). */
+static const struct {
+	const char *name;
+	const struct npl_target *target;
+} targets[] = {
+	{"scripts", NULL},
+	{"k8s", &npl_target_k8s},
+	{"rbg", &npl_target_rbg},
+	{"docker", &npl_target_docker},
+};
+
+static int render_plan(const struct npl_target *tg, const cJSON *plan, struct npl_templates *t,
+		       const char *dir, struct npl_outset *set, struct npl_diag *d)
+{
+	return tg ? tg->render(plan, t, dir, set, d) : npl_render_bundle(plan, t, dir, set, d);
+}
 
 static void help(void)
 {
-	puts("usage: npulaunch render ID|QUERY [site values] [overrides] [-o DIR] [--check]\n"
-	     "       npulaunch render --all [site values] -o DIR [--check]\n"
+	puts("usage: npulaunch render ID|QUERY [--target T] [site values] [overrides] [-o DIR] [--check]\n"
+	     "       npulaunch render --all [--target T] [site values] -o DIR [--check]\n"
 	     "\n"
 	     "Write one self-contained launch script per role (pd-mixed.sh, or prefill.sh,\n"
 	     "decode.sh and router.sh), bench.sh and manifest.json (the plan). Without -o the\n"
@@ -27,6 +45,10 @@ static void help(void)
 	     "  --check           write nothing; exit 1 listing stale, edited, missing and extra\n"
 	     "                    files (edited: changed since it was rendered)\n"
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
+	     "  --target T        scripts (the default); k8s: LeaderWorkerSets, the router's\n"
+	     "                    Deployment, Services, the scripts in a ConfigMap (kubectl\n"
+	     "                    apply -k DIR); rbg: one RoleBasedGroup instead; docker: a\n"
+	     "                    docker or podman run script per role (docs/kubernetes.md)\n"
 	     "  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
 	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
 	     "                    covers wins; 64k+1k, 1024x1024 (30)+1024, 1080p_30+256),\n"
@@ -37,6 +59,12 @@ static void help(void)
 	     "  site values       --model-path P  --draft-model-path P  --ifname NAME\n"
 	     "                    --node-ip IP (once per node, rank order)  --prefill-ip IP...\n"
 	     "                    --decode-ip IP...  --site FILE (YAML with the same keys; flags win)\n"
+	     "  cluster values    (--target k8s, rbg, docker) --image IMG  --router-image IMG\n"
+	     "                    --registry HOST[/PATH]  --namespace NS  --name-prefix P\n"
+	     "                    --npu-resource NAME  --npu-unit card|die  --node-selector K=V...\n"
+	     "                    --model-volume hostpath|pvc:CLAIM  --model-mount DIR\n"
+	     "                    --scheduler NAME  --gang[=false]  --tune[=false]\n"
+	     "                    --privileged[=false]  --shm-size 64Gi  --container-runtime R\n"
 	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
 	     "                    --unset-env [ROLE:]K  --force\n"
 	     "  --allow-unknown-flag  let through a flag SGLang's registry does not know (a warning)\n"
@@ -46,7 +74,9 @@ static void help(void)
 	     "  npulaunch render kimi-k2.6 --tpot 20ms -o deploy/\n"
 	     "  npulaunch render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --model-path /models/kimi \\\n"
 	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
-	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current");
+	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current\n"
+	     "  npulaunch render deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --target k8s \\\n"
+	     "      --model-path /models/dsv4 --ifname eth0 -o k8s/ && kubectl apply -k k8s/");
 }
 
 static void waiting(const char *dir)
@@ -71,12 +101,13 @@ static const char *missing_list(struct npl_arena *a, const cJSON *plan)
 }
 
 static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_cli_recipe_opts *ro,
-		      struct npl_templates *t, struct npl_outset *set, const char *dir)
+		      const struct npl_target *tg, struct npl_templates *t, struct npl_outset *set,
+		      const char *dir)
 {
 	int i, rc = 0;
 
 	for (i = 0; i < db->nrecipes; i++) {
-		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force};
+		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force, ro->target};
 		struct npl_site site = ro->site;
 		const struct npl_layer *R = db->recipes[i];
 		cJSON *plan;
@@ -93,12 +124,13 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 		plan = npl_resolve(db, R, &o, &cli->diag);
 		if (!plan || npl_cli_check(cli, db, plan, R, ro->allow_unknown)) {
 			cJSON_Delete(plan);
-			rc = -1;
+			rc = NPL_EXIT_INVALID;
 			continue;
 		}
 		sub = npl_arena_printf(&cli->arena, "%s/%s", dir, R->id);
-		if (npl_render_bundle(plan, t, dir ? sub : R->id, set, &cli->diag))
-			rc = -1;
+		/* a target refuses site values (missing, or not for it): a usage error */
+		if (render_plan(tg, plan, t, dir ? sub : R->id, set, &cli->diag) && !rc)
+			rc = tg ? NPL_EXIT_USAGE : NPL_EXIT_INVALID;
 		cJSON_Delete(plan);
 	}
 	return rc;
@@ -111,6 +143,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		{"all", no_argument, NULL, 'a'},
 		{"check", no_argument, NULL, 'c'},
 		{"templates", required_argument, NULL, 't'},
+		{"target", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -119,8 +152,10 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
 	struct npl_outset set = {0};
 	struct npl_db db;
+	const struct npl_target *tg = NULL;
 	const char *dir = NULL;
 	int all = 0, check = 0, c, rc = NPL_EXIT_OK, i;
+	size_t k;
 
 	memset(&ro, 0, sizeof(ro));
 	ro.check = 1;
@@ -132,6 +167,17 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		case 'a': all = 1; break;
 		case 'c': check = 1; break;
 		case 't': t.dir = optarg; break;
+		case 'T':
+			for (k = 0; k < NPL_ARRAY_SIZE(targets); k++)
+				if (!strcmp(targets[k].name, optarg))
+					break;
+			if (k == NPL_ARRAY_SIZE(targets)) {
+				rc = npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker)", optarg);
+				goto out;
+			}
+			tg = targets[k].target;
+			ro.target = tg ? &tg->plan : NULL;
+			break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -180,11 +226,11 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
 		goto out;
 	if (all) {
-		if (render_all(cli, &db, &ro, &t, &set, dir)) {
+		if ((rc = render_all(cli, &db, &ro, tg, &t, &set, dir))) {
 			npl_cli_flush(cli);
-			rc = NPL_EXIT_INVALID;
 			goto out;
 		}
+		npl_cli_flush(cli);   /* the targets' notes */
 	} else {
 		cJSON *sel = NULL;
 		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
@@ -196,13 +242,13 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
 		if (!plan)
 			goto out;
-		rc = npl_render_bundle(plan, &t, dir ? dir : "", &set, &cli->diag) ? NPL_EXIT_FAIL : 0;
+		rc = render_plan(tg, plan, &t, dir ? dir : "", &set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
 		missing = missing_list(&cli->arena, plan);
 		cJSON_Delete(plan);
 		npl_cli_flush(cli);
 		if (rc)
 			goto out;
-		if (missing && !check)
+		if (missing && !check && !tg)
 			fprintf(stderr, "npulaunch: %s: not given: %s; the scripts stop until they are set\n",
 				R->id, missing);
 	}

@@ -83,7 +83,7 @@ int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 	npl_db_link(&db, &cli->diag);
 	for (i = 0; i < db.nrecipes; i++) {
 		const struct npl_layer *R = db.recipes[i];
-		struct npl_resolve_opts o = {NULL, NULL, 0, 0};
+		struct npl_resolve_opts o = {NULL, NULL, 0, 0, NULL};
 		cJSON *plan;
 
 		/* a recipe whose documents have errors was reported already */

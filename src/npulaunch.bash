@@ -52,6 +52,22 @@ _npulaunch() {
 		--unset-env | --timeout | --cpus)
 		return 0
 		;;
+	--target)
+		mapfile -t COMPREPLY < <(compgen -W "scripts k8s rbg docker" -- "$cur")
+		return 0
+		;;
+	--npu-unit)
+		mapfile -t COMPREPLY < <(compgen -W "card die" -- "$cur")
+		return 0
+		;;
+	--container-runtime)
+		mapfile -t COMPREPLY < <(compgen -W "docker podman auto" -- "$cur")
+		return 0
+		;;
+	--image | --router-image | --registry | --namespace | --name-prefix | --npu-resource | \
+		--node-selector | --model-volume | --model-mount | --scheduler | --shm-size)
+		return 0
+		;;
 	esac
 	if [[ -z $cmd ]]; then
 		words=$(npulaunch --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')

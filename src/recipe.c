@@ -278,7 +278,7 @@ static int env_text(struct ctx *c, const struct npl_ynode *name, const struct np
 		if (v->kind != NPL_YSCALAR || npl_ynull(v))
 			return fail(c, v, "'site' names a site value (model-path, draft-model-path, ifname)");
 		k = npl_site_key_from_name(v->str);
-		if (k < 0 || npl_site_is_list(k))
+		if (k < 0 || npl_site_is_list(k) || npl_site_is_cluster(k))
 			return fail(c, v, "'%s' is not a site value an environment variable can hold (model-path, draft-model-path, ifname)",
 				    v->str);
 		e->site_key = k;
@@ -876,6 +876,112 @@ static int f_launch(struct ctx *c, const struct npl_ynode *k, const struct npl_y
 	return walk(c, v, launch_fields, NPL_ARRAY_SIZE(launch_fields), "'launch'", NULL);
 }
 
+/* ---- container (hardware profiles) ------------------------------------ */
+
+/* A mapping of single values into name/value pairs, each name checked by name_ok and each
+ * value by value_ok (either may be NULL). */
+static int read_pairs(struct ctx *c, const struct npl_ynode *v, const char *key,
+		      int (*name_ok)(const char *), int (*value_ok)(const char *), const char *what,
+		      struct npl_env_set **out, int *n)
+{
+	int i, rc = 0;
+
+	if (want_map(c, v, key))
+		return -1;
+	*out = npl_arena_calloc(c->a, (size_t)v->n + 1, sizeof(**out));
+	*n = 0;
+	for (i = 0; i < v->n; i++) {
+		const struct npl_ynode *name = v->kids[2 * i], *val = v->kids[2 * i + 1];
+
+		if (val->kind != NPL_YSCALAR || npl_ynull(val) || (name_ok && !name_ok(name->str)) ||
+		    (value_ok && !value_ok(val->str))) {
+			rc = fail(c, val, "'%s: %s' in '%s' is not %s", name->str,
+				  val->kind == NPL_YSCALAR ? val->str : npl_ykind_name(val), key, what);
+			continue;
+		}
+		(*out)[*n].name = name->str;
+		(*out)[*n].value = val->str;
+		(*out)[(*n)++].loc = name->loc;
+	}
+	return rc;
+}
+
+static int is_label_text(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr("-_./", *s)))
+			return 0;
+	return 1;
+}
+
+static int is_mount_kind(const char *s)
+{
+	return !strcmp(s, "Directory") || !strcmp(s, "File") || !strcmp(s, "DirectoryOrCreate");
+}
+
+static int is_mount_path(const char *s)
+{
+	return is_abs_path(s) && strcmp(s, "/") && !strpbrk(s, ":,\r");
+}
+
+static int f_container_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			   void *arg)
+{
+	struct npl_container *ct = &c->L->container;
+	const char *key = k->str;
+
+	(void)arg;
+	if (!strcmp(key, "privileged"))
+		return read_bool(c, v, key, &ct->privileged);
+	if (!strcmp(key, "node_selector"))
+		return read_pairs(c, v, key, is_label_text, is_label_text, "a node label (key: value)",
+				  &ct->node_selector, &ct->nnode_selector);
+	if (!strcmp(key, "mounts"))
+		return read_pairs(c, v, key, is_mount_path, is_mount_kind,
+				  "a host path and its kind (Directory, File or DirectoryOrCreate)", &ct->mounts,
+				  &ct->nmounts);
+	if (!strcmp(key, "devices"))
+		return read_strlist(c, v, key, is_mount_path, "a device file (an absolute path)", &ct->devices,
+				    &ct->ndevices);
+	if (!strcmp(key, "image"))
+		return read_str(c, v, key, &ct->image);
+	if (!strcmp(key, "npu_resource"))
+		return read_str(c, v, key, &ct->npu_resource);
+	if (!strcmp(key, "shm_size"))
+		return read_str(c, v, key, &ct->shm_size);
+	if (read_str(c, v, key, &ct->npu_unit))
+		return -1;
+	if (strcmp(v->str, "card") && strcmp(v->str, "die"))
+		return fail(c, v, "'npu_unit' is card or die (what the device plugin counts), not '%s'", v->str);
+	return 0;
+}
+
+static const struct field container_fields[] = {
+	{"image", K_HW, f_container_key},
+	{"npu_resource", K_HW, f_container_key},
+	{"npu_unit", K_HW, f_container_key},
+	{"node_selector", K_HW, f_container_key},
+	{"privileged", K_HW, f_container_key},
+	{"devices", K_HW, f_container_key},
+	{"mounts", K_HW, f_container_key},
+	{"shm_size", K_HW, f_container_key},
+};
+
+static int f_container(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	c->L->container.present = 1;
+	c->L->container.loc = k->loc;
+	return walk(c, v, container_fields, NPL_ARRAY_SIZE(container_fields), "'container'", NULL);
+}
+
 static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
 			   void *arg)
 {
@@ -1112,6 +1218,7 @@ static const struct field top_fields[] = {
 	{"aliases", K_MODEL, f_ident},
 	{"dies_per_card", K_HW, f_ident},
 	{"cards_per_node", K_HW, f_ident},
+	{"container", K_HW, f_container},
 	{"title", K_RECIPE, f_ident},
 	{"model", K_RECIPE, f_ident},
 	{"hardware", K_RECIPE, f_ident},

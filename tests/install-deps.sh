@@ -4,7 +4,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev nettle-dev
 libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev
-man-db dpkg-dev file"
+man-db dpkg-dev file python3-yaml python3-jsonschema iproute2"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

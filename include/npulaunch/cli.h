@@ -60,6 +60,7 @@ struct npl_cli_recipe_opts {
 	int force;
 	int allow_unknown;           /* --allow-unknown-flag */
 	int check;                   /* check the plan against the registry and rules (render, apply) */
+	const struct npl_plan_target *target;   /* render --target: what it asks of the plan */
 };
 
 /* getopt_long entries of the options above, ending with a zeroed entry. */
@@ -88,6 +89,7 @@ enum {
 	NPL_OPT_FORCE,
 	NPL_OPT_ALLOW_UNKNOWN,
 	NPL_OPT_LAST_SHARED,
+	NPL_OPT_SITE_KEY = 2000,   /* + enum npl_site_key: a cluster value's flag (--image, --gang) */
 };
 /* Handle one of the shared options; 1 handled, 0 not ours, -1 bad value (diagnosed). */
 int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int opt, const char *arg);

@@ -45,11 +45,20 @@ struct npl_override {
 	const char *text;     /* as the user wrote it, for messages */
 };
 
+/* What an output target other than the scripts asks of the plan (render --target). */
+struct npl_plan_target {
+	const char *name;                  /* "k8s": the plan records it, its origins name it */
+	const char *entry_host;            /* the entry point listens there (NULL: the database's entry_host) */
+	const char *entry_why;             /* why, for the origin */
+	int container;                     /* add "container": the hardware's facts and the cluster values */
+};
+
 struct npl_resolve_opts {
 	const struct npl_site *site;       /* may be NULL */
 	const struct npl_override *ov;
 	int nov;
 	int force;                         /* let overrides contradict the rules */
+	const struct npl_plan_target *target;   /* NULL: the scripts */
 };
 
 /* Resolve one recipe into a plan; NULL and diagnostics on error. */

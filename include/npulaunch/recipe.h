@@ -163,6 +163,22 @@ struct npl_topology {
 
 enum { NPL_TOPO_PREFILL, NPL_TOPO_DECODE, NPL_TOPO_PD_MIXED, NPL_TOPO_COUNT };
 
+/* How a container runs on a hardware profile (render --target k8s, rbg, docker): the image,
+ * what the device plugin calls the NPUs, the nodes' labels, the devices and host files the
+ * container needs. Cluster site values override what a site changes. */
+struct npl_container {
+	int present;
+	struct npl_loc loc;
+	struct npl_str image, npu_resource, npu_unit, shm_size;
+	struct npl_int privileged;
+	struct npl_env_set *node_selector;   /* name: label key, value: label value */
+	int nnode_selector;
+	struct npl_str *devices;             /* device files, passed through as they are */
+	int ndevices;
+	struct npl_env_set *mounts;          /* name: host path, value: Directory, File or DirectoryOrCreate */
+	int nmounts;
+};
+
 /* One document of the database: defaults, hardware profile, model or recipe. */
 struct npl_layer {
 	enum npl_layer_kind kind;
@@ -198,6 +214,7 @@ struct npl_layer {
 	struct npl_str default_hardware;   /* the profile `tune` uses without a recipe */
 	/* hardware */
 	struct npl_int dies_per_card, cards_per_node;
+	struct npl_container container;
 	/* model */
 	struct npl_str *aliases;
 	int naliases;

@@ -19,6 +19,24 @@ enum npl_site_key {
 	NPL_SITE_NODE_IP,
 	NPL_SITE_PREFILL_IP,
 	NPL_SITE_DECODE_IP,
+	/* cluster values (render --target k8s, rbg, docker): facts of the cluster the
+	 * containers run in, recorded in the plan; never script variables */
+	NPL_SITE_IMAGE,
+	NPL_SITE_ROUTER_IMAGE,
+	NPL_SITE_REGISTRY,
+	NPL_SITE_NAMESPACE,
+	NPL_SITE_NAME_PREFIX,
+	NPL_SITE_NPU_RESOURCE,
+	NPL_SITE_NPU_UNIT,
+	NPL_SITE_MODEL_VOLUME,
+	NPL_SITE_MODEL_MOUNT,
+	NPL_SITE_NODE_SELECTOR,
+	NPL_SITE_SCHEDULER,
+	NPL_SITE_GANG,
+	NPL_SITE_TUNE,
+	NPL_SITE_PRIVILEGED,
+	NPL_SITE_SHM_SIZE,
+	NPL_SITE_RUNTIME,
 	NPL_SITE_COUNT,
 };
 
@@ -34,12 +52,17 @@ struct npl_site {
 
 /* The key as written in flags and site files ("model-path"). */
 const char *npl_site_key_name(enum npl_site_key k);
-/* The variable that holds it in generated scripts ("MODEL_PATH", "PREFILL_IPS"). */
+/* The variable that holds it in generated scripts ("MODEL_PATH", "PREFILL_IPS"); NULL for a
+ * cluster value, which no script reads. */
 const char *npl_site_var(enum npl_site_key k);
 /* For address lists: the variable with the URL form of each address ("PREFILL_HOSTS"). */
 const char *npl_site_host_var(enum npl_site_key k);
-/* 1 for keys that hold a list of addresses. */
+/* 1 for keys that hold a list (of addresses, or of a cluster value's items). */
 int npl_site_is_list(enum npl_site_key k);
+/* 1 for a cluster value (image, namespace, ...): no script variable, no plan reference. */
+int npl_site_is_cluster(enum npl_site_key k);
+/* 1 for a cluster value that is true or false (a flag without a value means true). */
+int npl_site_is_bool(enum npl_site_key k);
 /* The key named name ("model-path"), or -1. */
 int npl_site_key_from_name(const char *name);
 /* Validate value for key and store it (lists append); where places errors (may be NULL). */

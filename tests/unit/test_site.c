@@ -90,6 +90,23 @@ static void test_key_tables(void **state)
 		{NPL_SITE_NODE_IP, "node-ip", "NODE_IPS", "NODE_HOSTS", 1},
 		{NPL_SITE_PREFILL_IP, "prefill-ip", "PREFILL_IPS", "PREFILL_HOSTS", 1},
 		{NPL_SITE_DECODE_IP, "decode-ip", "DECODE_IPS", "DECODE_HOSTS", 1},
+		/* cluster values: no script variable */
+		{NPL_SITE_IMAGE, "image", NULL, NULL, 0},
+		{NPL_SITE_ROUTER_IMAGE, "router-image", NULL, NULL, 0},
+		{NPL_SITE_REGISTRY, "registry", NULL, NULL, 0},
+		{NPL_SITE_NAMESPACE, "namespace", NULL, NULL, 0},
+		{NPL_SITE_NAME_PREFIX, "name-prefix", NULL, NULL, 0},
+		{NPL_SITE_NPU_RESOURCE, "npu-resource", NULL, NULL, 0},
+		{NPL_SITE_NPU_UNIT, "npu-unit", NULL, NULL, 0},
+		{NPL_SITE_MODEL_VOLUME, "model-volume", NULL, NULL, 0},
+		{NPL_SITE_MODEL_MOUNT, "model-mount", NULL, NULL, 0},
+		{NPL_SITE_NODE_SELECTOR, "node-selector", NULL, NULL, 1},
+		{NPL_SITE_SCHEDULER, "scheduler", NULL, NULL, 0},
+		{NPL_SITE_GANG, "gang", NULL, NULL, 0},
+		{NPL_SITE_TUNE, "tune", NULL, NULL, 0},
+		{NPL_SITE_PRIVILEGED, "privileged", NULL, NULL, 0},
+		{NPL_SITE_SHM_SIZE, "shm-size", NULL, NULL, 0},
+		{NPL_SITE_RUNTIME, "container-runtime", NULL, NULL, 0},
 	};
 	size_t i;
 
@@ -97,7 +114,11 @@ static void test_key_tables(void **state)
 	assert_int_equal(sizeof(want) / sizeof(want[0]), NPL_SITE_COUNT);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		assert_string_equal(npl_site_key_name(want[i].k), want[i].name);
-		assert_string_equal(npl_site_var(want[i].k), want[i].var);
+		if (want[i].var)
+			assert_string_equal(npl_site_var(want[i].k), want[i].var);
+		else
+			assert_null(npl_site_var(want[i].k));
+		assert_int_equal(npl_site_is_cluster(want[i].k), want[i].var == NULL);
 		if (want[i].hosts)
 			assert_string_equal(npl_site_host_var(want[i].k), want[i].hosts);
 		else
@@ -403,7 +424,7 @@ static void test_load_unknown_keys_all_reported(void **state)
 	assert_int_equal(load(f, "ifname: eth0\n  \ncolour: red\nnode_ip: 10.0.0.1\n"), -1);
 	assert_int_equal(f->d.n, 2);
 	assert_diag(&f->d, 0,
-		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip)");
+		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip, image, router-image, registry, namespace, name-prefix, npu-resource, npu-unit, model-volume, model-mount, node-selector, scheduler, gang, tune, privileged, shm-size, container-runtime)");
 	assert_diag(&f->d, 1, "site.yaml:4:1: error: unknown site key 'node_ip' (did you mean 'node-ip'?)");
 	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
 	assert_int_equal(f->s.key[NPL_SITE_NODE_IP].n, 0);
@@ -572,6 +593,85 @@ static void test_fill_empty(void **state)
 	assert_string_equal(f->s.key[NPL_SITE_DECODE_IP].v[0], "10.2.0.1");
 }
 
+/* ---- cluster values ------------------------------------------------------------ */
+
+static void test_cluster_values(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		enum npl_site_key k;
+		const char *v;
+	} ok[] = {
+		{NPL_SITE_IMAGE, "lmsysorg/sglang:main-cann8.5.0-a3"},
+		{NPL_SITE_ROUTER_IMAGE, "registry.example.com:5000/ascend/router@sha256:0123abcd"},
+		{NPL_SITE_REGISTRY, "swr.cn-southwest-2.myhuaweicloud.com/base_image"},
+		{NPL_SITE_NAMESPACE, "llm-serving"},
+		{NPL_SITE_NAME_PREFIX, "kimi"},
+		{NPL_SITE_NPU_RESOURCE, "huawei.com/ascend-1980"},
+		{NPL_SITE_NPU_UNIT, "card"},
+		{NPL_SITE_MODEL_VOLUME, "pvc:models-ro"},
+		{NPL_SITE_MODEL_MOUNT, "/models"},
+		{NPL_SITE_NODE_SELECTOR, "accelerator-type=module-a3-16-super-pod"},
+		{NPL_SITE_NODE_SELECTOR, "example.com/pool="},
+		{NPL_SITE_SCHEDULER, "volcano"},
+		{NPL_SITE_GANG, "true"},
+		{NPL_SITE_TUNE, "false"},
+		{NPL_SITE_PRIVILEGED, "false"},
+		{NPL_SITE_SHM_SIZE, "128Gi"},
+		{NPL_SITE_RUNTIME, "podman"},
+	};
+	static const struct {
+		enum npl_site_key k;
+		const char *v, *msg;
+	} bad[] = {
+		{NPL_SITE_IMAGE, "sglang latest", "error: --image 'sglang latest' is not a container image"},
+		{NPL_SITE_REGISTRY, "r.example.com/x@sha256:1", "error: --registry 'r.example.com/x@sha256:1' is not a registry"},
+		{NPL_SITE_NAMESPACE, "LLM", "error: --namespace 'LLM' is not a namespace name"},
+		{NPL_SITE_NAME_PREFIX, "1kimi", "error: --name-prefix '1kimi' is not a name prefix"},
+		{NPL_SITE_NPU_RESOURCE, "Ascend910", "error: --npu-resource 'Ascend910' is not an extended resource name"},
+		{NPL_SITE_NPU_UNIT, "chip", "error: --npu-unit 'chip': the device plugin counts each 'card' or each 'die'"},
+		{NPL_SITE_MODEL_VOLUME, "nfs:server", "error: --model-volume 'nfs:server' is not a model volume"},
+		{NPL_SITE_MODEL_MOUNT, "models", "error: --model-mount must be an absolute folder other than /"},
+		{NPL_SITE_NODE_SELECTOR, "accelerator", "error: --node-selector 'accelerator' is not a node label KEY=VALUE"},
+		{NPL_SITE_NODE_SELECTOR, "a=b c", "error: --node-selector 'a=b c' is not a node label KEY=VALUE"},
+		{NPL_SITE_SCHEDULER, "Volcano", "error: --scheduler 'Volcano' is not a scheduler name"},
+		{NPL_SITE_GANG, "yes", "error: --gang takes true or false, not 'yes'"},
+		{NPL_SITE_SHM_SIZE, "64G", "error: --shm-size '64G' is not a size in Ki, Mi, Gi or Ti"},
+		{NPL_SITE_RUNTIME, "containerd", "error: --container-runtime 'containerd': docker, podman or auto"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(npl_site_set(&f->s, &f->a, ok[i].k, ok[i].v, NULL, &f->d), 0);
+		assert_string_equal(f->s.key[ok[i].k].v[f->s.key[ok[i].k].n - 1], ok[i].v);
+	}
+	assert_int_equal(f->d.n, 0);
+	assert_int_equal(f->s.key[NPL_SITE_NODE_SELECTOR].n, 2);
+	/* a label given twice: one node cannot carry two values of it */
+	assert_int_equal(npl_site_set(&f->s, &f->a, NPL_SITE_NODE_SELECTOR, "accelerator-type=x", NULL, &f->d), -1);
+	assert_diag(&f->d, 0, "error: --node-selector: the label 'accelerator-type' is given twice");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = f->d.n;
+
+		assert_int_equal(npl_site_set(&f->s, &f->a, bad[i].k, bad[i].v, NULL, &f->d), -1);
+		assert_int_equal(f->d.n, n + 1);
+		assert_true(strstr(f->d.v[n].msg, bad[i].msg + strlen("error: ")) == f->d.v[n].msg);
+	}
+}
+
+static void test_load_cluster_values(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, "image: lmsysorg/sglang:v1\nnode-selector: [a=b, c=d]\ngang: true\nnamespace: llm\n"), 0);
+	assert_string_equal(f->s.key[NPL_SITE_IMAGE].v[0], "lmsysorg/sglang:v1");
+	assert_int_equal(f->s.key[NPL_SITE_NODE_SELECTOR].n, 2);
+	assert_string_equal(f->s.key[NPL_SITE_NODE_SELECTOR].v[1], "c=d");
+	assert_string_equal(f->s.key[NPL_SITE_GANG].v[0], "true");
+	assert_int_equal(load(f, "tune: maybe\n"), -1);
+	assert_diag(&f->d, 0, "site.yaml:1:7: error: --tune takes true or false, not 'maybe'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +699,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fill_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cluster_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_cluster_values, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# render --target docker: the role scripts and a docker-ROLE.sh per role that runs its script in a
+# container (docker or podman) with the hardware's devices and files, the host's network and
+# /dev/shm; tuning on the host first when asked, else a note. A stand-in docker
+# (tests/tools/fake_docker.sh) records its arguments and runs the command with the container's
+# environment: each node launches the plan's argv and environment, as the bare script does. As
+# root, every node of a deployment gets a network namespace with its address
+# (tests/tools/k8s_sim.py docker), where the script inside finds its node by hostname -I.
+source "$(dirname "$0")/lib.sh"
+TOOLS=$NPL_SRC/tests/tools
+GOLDEN=$NPL_DATA/k8s/golden/docker
+SHAPES=$NPL_DATA/recipes/good/shapes
+SITE=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
+export NPL_FAKE_DOCKER=$TOOLS/fake_docker.sh
+
+# ---- every shipped recipe renders; the scripts pass shellcheck --------------------------------
+expect_rc 0 "$NPL" render --all --target docker "${SITE[@]}" -o "$T/all"
+expect_grep "$T/err" "note: the hosts are not tuned (render with --tune for docker-ROLE.sh to run ROLE.sh --tune-only on the host first)"
+n=$(find "$T/all" -name 'docker-*.sh' | wc -l)
+(($(find "$T/all" -name manifest.json | wc -l) == 58 && n >= 2 * 58)) || fail "docker bundles: $n run scripts"
+if command -v shellcheck >/dev/null; then
+	find "$T/all/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms" "$T/all/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms" \
+		-name 'docker-*.sh' -print0 | xargs -0 shellcheck -s bash >"$T/sc" 2>&1 || fail "shellcheck: $(head -30 "$T/sc")"
+fi
+for v in $(grep -o '\b[A-Za-z_][A-Za-z0-9_]*=' "$NPL_SRC/templates/docker/run.sh.tmpl" | tr -d = | sort -u); do
+	[[ $v == npl_* ]] || fail "run.sh.tmpl assigns '$v': call it npl_$v"
+done
+
+# ---- what it refuses ----------------------------------------------------------------------------
+ID=deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms
+expect_rc 2 "$NPL" render $ID --target docker --ifname eth0 -o "$T/x"
+expect_grep "$T/err" "error: render --target docker of '$ID' needs --model-path"
+expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --model-volume pvc:models -o "$T/x"
+expect_grep "$T/err" "error: render --target docker has no use for --model-volume (a Kubernetes value: the containers run on the host"
+expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --namespace llm --gang
+expect_grep "$T/err" "error: render --target docker has no use for --namespace"
+expect_grep "$T/err" "error: render --target docker has no use for --gang"
+expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --container-runtime containerd
+expect_grep "$T/err" "error: --container-runtime 'containerd': docker, podman or auto"
+[[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
+# the docker target's hosts know their addresses: they may be given
+expect_rc 0 "$NPL" render $ID --target docker "${SITE[@]}" --prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 \
+	--decode-ip 10.0.0.3 --decode-ip 10.0.0.4 -o "$T/addr"
+expect_grep "$T/addr/prefill.sh" "PREFILL_IPS=(10.0.0.1 10.0.0.2)"
+
+# ---- one node, without root: docker-pd-mixed.sh runs pd-mixed.sh in the stand-in container ----
+MIX=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --image registry.example.com/sglang:a3 \
+	--shm-size 16Gi --privileged=false -o "$T/mix"
+make_root "$T/r1"
+ln -s "$NPL_FAKE_DOCKER" "$T/r1.bin/docker"
+runc() {  # ROOT BUNDLE SCRIPT: run SCRIPT as on the host ROOT, its python3 the stub
+	env -i PATH="$1.bin:/usr/bin:/bin" HOME=/root NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
+		NPL_DOCKER_LOG="$1.docker" bash "$2/$3"
+}
+run runc "$T/r1" "$T/mix" docker-pd-mixed.sh
+[[ $rc == 0 ]] || fail "docker-pd-mixed.sh: exit $rc: $(cat "$T/err")"
+expect_grep "$T/err" "docker-pd-mixed.sh: note: the hosts are not tuned"
+expect_eq "$(state_of "$T/r1")" "schedutil schedutil 60 1 500000 " "the host untouched without --tune"
+jq -c '.argv' "$T/r1.docker" >"$T/argv"
+expect_grep "$T/argv" '"run","--rm","--name","kimi-k2-6-pd-mixed","--net=host","--ipc=host","--shm-size","16g","--device","/dev/davinci0"'
+expect_grep "$T/argv" '"-v","/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro"'
+expect_grep "$T/argv" '"-v","/var/queue_schedule:/var/queue_schedule",'
+expect_grep "$T/argv" '"-v","/models/m:/models/m:ro","-v","/models/d:/models/d:ro"'
+expect_grep "$T/argv" "\"-v\",\"$T/mix:$T/mix:ro\""
+expect_grep "$T/argv" '"-e","MODEL_PATH","-e","DRAFT_MODEL_PATH","-e","IFNAME","-e","NPULAUNCH_NODE_IP"'
+expect_grep "$T/argv" "\"registry.example.com/sglang:a3\",\"bash\",\"$T/mix/pd-mixed.sh\",\"--no-tune\"]"
+expect_nogrep "$T/argv" "--privileged"
+# the container launched the plan's argv and environment, as the bare script does
+env -i PATH="$T/r1.bin:/usr/bin:/bin" HOME=/root NPULAUNCH_ROOT="$T/r1" NPL_STUB_LOG="$T/r1.ref" \
+	bash "$T/mix/pd-mixed.sh" --no-tune >/dev/null 2>&1 || fail "bare pd-mixed.sh"
+jq -c '.argv' "$T/r1.stub" >"$T/got"
+jq -c '.argv' "$T/r1.ref" >"$T/want"
+cmp -s "$T/got" "$T/want" || fail "the container's argv differs from the bare script's: $(cat "$T/got" "$T/want")"
+expect_eq "$(jq -cS '.env | del(.NPL_STUB_LOG, .PWD, .SHLVL, ._)' "$T/r1.stub")" \
+	"$(jq -cS '.env | del(.NPL_STUB_LOG, .PWD, .SHLVL, ._)' "$T/r1.ref")" "the container's environment"
+jq -r '.roles[0].nodes[0] | [.launch[], (.flags[] | .flag, .values[])] | @json' "$T/mix/manifest.json" |
+	sed 's/"\${model-path}"/"\/models\/m"/; s/"\${draft-model-path}"/"\/models\/d"/; s/^\["python3"/["python3"/' >"$T/plan"
+expect_eq "$(cat "$T/got")" "$(cat "$T/plan")" "the container's argv and the plan's"
+
+# --tune: the script's own tuning on the host first, journaled; podman when docker is not there
+expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --tune --container-runtime auto -o "$T/tuned"
+make_root "$T/r2"
+ln -s "$NPL_FAKE_DOCKER" "$T/r2.bin/podman"
+run runc "$T/r2" "$T/tuned" docker-pd-mixed.sh
+[[ $rc == 0 ]] || fail "docker-pd-mixed.sh --tune: exit $rc: $(cat "$T/err")"
+expect_nogrep "$T/err" "not tuned"
+expect_eq "$(state_of "$T/r2")" "performance performance 0 0 50000 " "the host tuned by docker-pd-mixed.sh"
+[[ -f $T/r2/run/npulaunch/tune-journal.json ]] || fail "no tuning journal on the host"
+expect_rc 0 "$NPL" tune --revert --root "$T/r2"
+expect_eq "$(state_of "$T/r2")" "schedutil schedutil 60 1 500000 " "reverted"
+[[ -s $T/r2.docker ]] || fail "podman (auto, no docker on PATH) was not run"
+# a runtime that is not there stops it before anything changes
+expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --tune --container-runtime podman -o "$T/pod"
+make_root "$T/r3"
+ln -s "$NPL_FAKE_DOCKER" "$T/r3.bin/docker"
+run runc "$T/r3" "$T/pod" docker-pd-mixed.sh
+expect_eq "$rc" 2 "docker-pd-mixed.sh without podman"
+expect_grep "$T/err" "docker-pd-mixed.sh: podman is not on PATH"
+expect_eq "$(state_of "$T/r3")" "schedutil schedutil 60 1 500000 " "the host untouched when the runtime is missing"
+
+# ---- goldens: the run scripts of three shapes ------------------------------------------------------
+declare -A GOLD=([kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms]="" [deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms]="" \
+	[shape-moe-w8a8-4p1d-72p-in32k-out1k-50ms]="--recipes $SHAPES")
+for id in "${!GOLD[@]}"; do
+	# shellcheck disable=SC2086
+	expect_rc 0 "$NPL" ${GOLD[$id]} render "$id" --target docker "${SITE[@]}" -o "$T/gold/$id"
+	mkdir -p "$T/norm/$id"
+	for f in "$T/gold/$id"/docker-*.sh; do
+		sed 's/npulaunch [0-9][0-9a-z.+-]*[0-9a-z]/npulaunch VERSION/' "$f" >"$T/norm/$id/$(basename "$f")"
+	done
+	if [[ ${NPL_UPDATE_GOLDEN:-} == 1 ]]; then
+		rm -rf "$GOLDEN/$id" && mkdir -p "$GOLDEN" && cp -r "$T/norm/$id" "$GOLDEN/$id"
+	fi
+	diff -ru "$GOLDEN/$id" "$T/norm/$id" >"$T/diff" ||
+		fail "docker $id differs from its golden (NPL_UPDATE_GOLDEN=1 to accept): $(head -40 "$T/diff")"
+done
+
+# ---- as root: every node of a deployment in a network namespace of its own ----------------------
+if [[ $(id -u) != 0 ]] || ! command -v ip >/dev/null || ! command -v nsenter >/dev/null; then
+	echo "skip: the multi-node simulation needs root, ip and nsenter (network namespaces)"
+	finish
+fi
+PY=python3
+[[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
+{ echo '#!/usr/bin/env bash'; declare -f make_root; echo "NPL_STUB=$NPL_STUB"; echo 'make_root "$1"'; } >"$T/make-root.sh"
+chmod +x "$T/make-root.sh"
+export NPL_MAKE_ROOT=$T/make-root.sh
+runs=(
+	"2p1d render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms ${SITE[*]}"
+	"mixed16 render kimi-k2.6-w4a8-16p-in64k-out1k-100ms ${SITE[*]} --tune"
+	"shared --recipes $SHAPES render shape-moe-w8a8-4p1d-a2-24p-shared-50ms ${SITE[*]}"
+	"1p1d2n render deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms ${SITE[*]} --tune"
+)
+for r in "${runs[@]}"; do
+	read -r name args <<<"$r"
+	mkdir -p "$T/sim/$name.roots"
+	opts=
+	[[ " $args " == *" --tune "* ]] && opts=--tune
+	# shellcheck disable=SC2086
+	if ! "$NPL" $args --target docker -o "$T/sim/$name" >"$T/sim/$name.out" 2>&1; then
+		fail "render $args: $(cat "$T/sim/$name.out")"
+		continue
+	fi
+	run "$PY" "$TOOLS/k8s_sim.py" docker "$T/sim/$name" "$T/sim/$name.roots" $opts
+	[[ $rc == 0 ]] || fail "simulated docker $args: $(tail -c 3000 "$T/out")"
+done
+finish
