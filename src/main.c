@@ -77,7 +77,8 @@ static int cmd_help(int argc, char **argv, struct npl_cli *cli)
 	if (argc > 2)
 		return npl_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: npulaunch help [COMMAND]\n\nThe commands and global options, or COMMAND's own help.");
+		puts("usage: npulaunch help [COMMAND]\n\nThe commands and global options, or COMMAND's own help (as COMMAND --help).\n\n"
+		     "Examples:\n  npulaunch help\n  npulaunch help render");
 		return NPL_EXIT_OK;
 	}
 	if (argc < 2) {
@@ -108,7 +109,8 @@ static int cmd_help(int argc, char **argv, struct npl_cli *cli)
 static int cmd_version(int argc, char **argv, struct npl_cli *cli)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: npulaunch version\n\nThe version of npulaunch and of its recipe database.");
+		puts("usage: npulaunch version\n\nThe version of npulaunch and of its recipe database (as --version).\n\n"
+		     "Examples:\n  npulaunch version");
 		return NPL_EXIT_OK;
 	}
 	if (argc > 1)

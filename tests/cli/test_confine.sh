@@ -289,13 +289,13 @@ expect_nogrep "$T/err" "absolute"
 # ---- 21. an env file that starts a program in the background does not hold apply ----
 fresh
 cat >>"$R/usr/local/Ascend/ascend-toolkit/set_env.sh" <<EOF
-sleep 60 &
+sleep 300 &
 echo \$! >"$T/bg.pid"
 EOF
 rm -f "$T/calls"
-start=$SECONDS
 expect_rc 0 env PATH="$R.bin:$PATH" timeout $TO "$NPL" apply $ID "${SITE[@]}" --root "$R"
-((SECONDS - start < TO - 2)) || fail "apply waited for the env file's background program"
+# under timeout, apply returned while the program it could have waited for still runs
+kill -0 "$(cat "$T/bg.pid")" 2>/dev/null || fail "the env file's background program is gone: did apply wait for it?"
 [[ -e $T/calls ]] || fail "apply did not launch with a background program in an env file"
 [[ -s $T/bg.pid ]] && kill "$(cat "$T/bg.pid")" 2>/dev/null
 expect_rc 0 "$NPL" tune --revert --root "$R"
@@ -310,7 +310,7 @@ done
 echo 0-1023 >"$B/sys/devices/system/cpu/online"
 mkdir -p "$B/proc/sys/vm" "$B/proc/sys/kernel" "$B/usr/local/Ascend"
 cp -a "$R/usr/local/Ascend/." "$B/usr/local/Ascend/"
-sed -i '/sleep 60/d; /bg.pid/d' "$B/usr/local/Ascend/ascend-toolkit/set_env.sh"
+sed -i '/sleep 300/d; /bg.pid/d' "$B/usr/local/Ascend/ascend-toolkit/set_env.sh"
 printf '60\n' >"$B/proc/sys/vm/swappiness"
 printf '1\n' >"$B/proc/sys/kernel/numa_balancing"
 { printf '500000\n'; head -c 5000 /dev/zero; } >"$B/proc/sys/kernel/sched_migration_cost_ns"
