@@ -432,6 +432,15 @@ static void add_proc(struct npl_pf_smi *o, int *cap, const struct npl_pf_proc *p
 	o->procs[o->nprocs++] = *p;
 }
 
+/* The column that is "Health", or -1. */
+static int i_health(const char *const *c, int nc)
+{
+	for (int i = 0; i < nc && i < 8; i++)
+		if (!strcmp(c[i], "Health"))
+			return i;
+	return -1;
+}
+
 /*
  * npu-smi info, as the Ascend driver prints it: a device table whose header is
  * "| NPU Name | Health | ..." over "| Chip [Phy-ID|Device] | Bus-Id | ...", then per die two
@@ -491,13 +500,13 @@ int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena 
 		}
 		switch (state) {
 		case BEFORE:
-			if (nc >= 3 && !strcmp(c[1], "Health")) {
+			if (i_health(c, nc) >= 0) {
+				state = HEADER2;
 				nw = words(c[0], w, 8, a);
-				if (nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Name")) {
+				if (i_health(c, nc) != 1 || nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Name")) {
 					*why = npl_arena_printf(a, "line %d: a device table whose first column is not 'NPU Name'", lineno);
 					return -1;
 				}
-				state = HEADER2;
 			}
 			break;
 		case HEADER2:
