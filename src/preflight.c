@@ -442,6 +442,9 @@ static int i_health(const char *const *c, int nc)
 }
 
 /*
+ * The dies are listed in the order of their logical ids (what ASCEND_RT_VISIBLE_DEVICES and
+ * --base-gpu-id count), in a container too, where only the visible NPUs are listed.
+ *
  * npu-smi info, as the Ascend driver prints it: a device table whose header is
  * "| NPU Name | Health | ..." over "| Chip [Phy-ID|Device] | Bus-Id | ...", then per die two
  * rows: "| NPU NAME | HEALTH | ..." and "| CHIP [PHY] | BUS | ...", then optionally a process
@@ -464,10 +467,14 @@ int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena 
 
 		lineno++;
 		nc = cells(p, len, c, 8, a);
-		if (nc < 0 || nc > 8) {
+		if (nc < 0) {
 			/* separators (+---+) and text around the table */
 			p += len + (p[len] == '\n');
 			continue;
+		}
+		if (nc > 8 && state != BEFORE) {
+			*why = npl_arena_printf(a, "line %d: a row of %d columns", lineno, nc);
+			return -1;
 		}
 		if (nc == 1 && state == BEFORE && !out->version) {
 			const char *v = strstr(c[0], "npu-smi ");

@@ -217,6 +217,15 @@ expect_grep "$T/err" "--timeout"
 expect_rc 2 "$NPL" preflight $ID --role nosuch "${SITE[@]}"
 expect_grep "$T/err" "recipe '$ID' has no role 'nosuch' (its roles: prefill, decode, router, bench)"
 
+# the hardware profile's preflight key is checked as strictly as the rest
+mkdir -p "$T/hw"
+sed 's/^  driver_version:/  driver_versoin:/' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw/a3.yaml"
+expect_rc 5 "$NPL" --recipes "$T/hw" validate
+expect_grep "$T/err" "hw/a3.yaml:24:3: error: unknown key 'driver_versoin' in 'preflight' (did you mean 'driver_version'?)"
+sed 's|^  tool_path: \[/usr/local/sbin,|  tool_path: [usr/local/sbin,|' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw/a3.yaml"
+expect_rc 5 "$NPL" --recipes "$T/hw" validate
+expect_grep "$T/err" "error: 'usr/local/sbin' is not an absolute path"
+
 # ---- apply runs preflight first: a failure stops it before it tunes ----
 mv "$R/models/kimi/model-00002-of-00002.safetensors" "$T/shard"
 before=$(state_of "$R")

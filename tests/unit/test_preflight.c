@@ -245,6 +245,8 @@ static void test_smi_unknown(void **state)
 		"| NPU   Name | Health | Power(W) |\n| Chip | Bus-Id | AICore(%) |\n| 0 Ascend910 | OK | 1 |\n",
 		/* a second header row of another shape */
 		"| NPU   Name | Health | Power(W) |\n| Die | Bus-Id | AICore(%) |\n| 0 Ascend910 | OK | 1 |\n",
+		/* a row of more columns than the table has */
+		"| NPU   Name | Health | Power(W) |\n| Chip | Bus-Id | AICore(%) |\n| 0 A | OK | 1 | 2 | 3 | 4 | 5 | 6 | 7 |\n",
 		/* a die row that does not start with numbers */
 		"| NPU   Name | Health | Power(W) |\n| Chip | Bus-Id | AICore(%) |\n| x Ascend910 | OK | 1 |\n| 0 | b | 0 |\n",
 	};
