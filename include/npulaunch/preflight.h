@@ -16,7 +16,8 @@
  * output; an output layout the parsers do not know is a warning, never a guess.
  * Outside text is kept as it came; the printers escape it.
  *
- * The parsers of tool outputs and procfs files are exported for the unit tests.
+ * The parsers of tool outputs and procfs files, and the facts of a node (preflight_facts.c), are
+ * exported for the renderer and the unit tests.
  * Ownership: everything a struct npl_preflight holds lives in its arena, freed by
  * npl_preflight_release(). Included by the preflight and apply commands, the
  * renderer (the ports of a node) and the tests.
@@ -113,6 +114,11 @@ int npl_pf_node_of(const cJSON *role, const struct npl_site *site, const char *c
  * values, or loopback). Up to max; their count. Strings in a. */
 int npl_pf_node_ports(const cJSON *role, int index, struct npl_pf_port *out, int max, struct npl_arena *a);
 
+/* The logical devices role's instances on node index use: ASCEND_RT_VISIBLE_DEVICES when the plan
+ * sets it, else --base-gpu-id (default 0) and on, as many as an instance has dies per node; up
+ * to max in ids, their count. */
+int npl_pf_node_devices(const cJSON *role, int index, int *ids, int max);
+
 /* ---- parsers (exported for the tests) ---------------------------------------------------- */
 
 /* One die of npu-smi info. */
@@ -149,6 +155,8 @@ int npl_pf_parse_link(const char *text);
 int npl_pf_parse_ip(const char *text, char *out, size_t n);
 /* hccn_tool -i N -net_health -g: the status word ("Success", "Init", ...) in a, or NULL. */
 const char *npl_pf_parse_net_health(const char *text, struct npl_arena *a);
+/* The text after label (case-insensitive) on its line, trimmed, in a; NULL when absent. */
+const char *npl_pf_parse_label(const char *text, const char *label, struct npl_arena *a);
 /* The value of key (case-insensitive) in key=value lines (version.info), in a, or NULL. */
 const char *npl_pf_parse_kv(const char *text, const char *key, struct npl_arena *a);
 

@@ -410,6 +410,52 @@ static void test_node_ports(void **state)
 	npl_arena_release(&a);
 }
 
+/* The devices a node uses: an instance's dies per node from 0, from --base-gpu-id, or those
+ * ASCEND_RT_VISIBLE_DEVICES names for instances that share a node; the ports of each slot. */
+static void test_node_devices(void **state)
+{
+	const char *dirs[] = {NPL_DATA_DIR "/recipes/good/shapes"};
+	struct npl_arena a, da;
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_resolve_opts o;
+	struct npl_db db;
+	int ids[64], n;
+	cJSON *plan;
+
+	(void)state;
+	npl_arena_init(&a);
+	plan = resolve(DS_2P1D);
+	/* a decode instance of 32 dies over two A3 nodes: 16 on each */
+	n = npl_pf_node_devices(npl_plan_role(plan, "decode"), 1, ids, 64);
+	assert_int_equal(n, 16);
+	assert_int_equal(ids[15], 15);
+	cJSON_Delete(plan);
+	npl_arena_init(&da);
+	assert_int_equal(npl_db_open(&db, &da, dirs, 1, &d), 0);
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(npl_db_need(&db, npl_db_recipe(&db, "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"), &d), 0);
+	assert_int_equal(npl_db_need(&db, npl_db_recipe(&db, "shape-moe-w8a8-a2-4p-first-card4-50ms"), &d), 0);
+	plan = npl_resolve(&db, npl_db_recipe(&db, "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"), &o, &d);
+	assert_non_null(plan);
+	n = npl_pf_node_devices(npl_plan_role(plan, "prefill"), 1, ids, 64);
+	assert_int_equal(n, 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ids[i], i);
+	assert_string_equal(ports_text(plan, "prefill", 1, &a),
+			    "8000 --port, 9000 --disaggregation-bootstrap-port, 8001 --port, 9001 --disaggregation-bootstrap-port");
+	cJSON_Delete(plan);
+	plan = npl_resolve(&db, npl_db_recipe(&db, "shape-moe-w8a8-a2-4p-first-card4-50ms"), &o, &d);
+	assert_non_null(plan);
+	n = npl_pf_node_devices(npl_plan_role(plan, "pd-mixed"), 0, ids, 64);
+	assert_int_equal(n, 4);
+	assert_int_equal(ids[0], 4);
+	assert_int_equal(ids[3], 7);
+	cJSON_Delete(plan);
+	npl_diag_release(&d);
+	npl_arena_release(&da);
+	npl_arena_release(&a);
+}
+
 /* ---- the checks on a fake root ------------------------------------------------------------ */
 
 struct fake {
@@ -751,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_version_files),
 		cmocka_unit_test(test_net_tcp),
 		cmocka_unit_test(test_node_ports),
+		cmocka_unit_test(test_node_devices),
 		cmocka_unit_test(test_checks_healthy_without_tools),
 		cmocka_unit_test(test_checks_broken),
 		cmocka_unit_test(test_checks_npus),
