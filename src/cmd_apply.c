@@ -21,6 +21,7 @@
 
 #include "npulaunch/cli.h"
 #include "npulaunch/health.h"
+#include "npulaunch/preflight.h"
 #include "npulaunch/render.h"
 #include "npulaunch/tune.h"
 #include "npulaunch/util.h"
@@ -31,6 +32,7 @@ static void help(void)
 {
 	puts("usage: npulaunch apply [--role ROLE] [ID|QUERY|BUNDLE] [site values] [overrides]\n"
 	     "                       [--dry-run] [--root DIR] [--cpus LIST] [--journal FILE]\n"
+	     "                       [--no-preflight]\n"
 	     "\n"
 	     "Tune this host and launch this node's role of a recipe: the same launch as the\n"
 	     "rendered script (same tuning, unsets, sourced files, environment and argv), then\n"
@@ -39,7 +41,8 @@ static void help(void)
 	     "local address) against the role's node list; --role may be left out when they\n"
 	     "belong to exactly one role. Site values not given are taken from the environment\n"
 	     "(MODEL_PATH, IFNAME, PREFILL_IPS=\"a b\", ...), as the scripts do. Nothing is changed\n"
-	     "before every check has passed; a failure before exec undoes the tuning.\n"
+	     "before every check has passed, preflight's included (npulaunch preflight --help);\n"
+	     "a failure before exec undoes the tuning.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --role ROLE     pd-mixed, prefill, decode, router or bench\n"
@@ -50,6 +53,8 @@ static void help(void)
 	     "                  (default: $NPULAUNCH_ROOT, else /)\n"
 	     "  --cpus LIST     also pin the server to these CPUs (0-63,128-191), which must be online\n"
 	     "  --journal FILE  the tuning journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
+	     "  --no-preflight  skip the preflight checks (as NPULAUNCH_PREFLIGHT=0 does); --dry-run\n"
+	     "                  never runs them\n"
 	     "  site values, queries and overrides as for render\n"
 	     "  -h, --help      this help\n"
 	     "\n"
@@ -634,6 +639,39 @@ static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct en
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The preflight checks of this node's role (preflight.h): warnings and failures printed; a
+ * failure stops apply before anything changes. 0, or an exit code. */
+static int preflight(struct npl_cli *cli, const cJSON *plan, const cJSON *role, const struct npl_site *site,
+		     const char *root, int idx, const struct addrs *a, const char *manifest)
+{
+	const char *list = npl_json_str(role, "node_list");
+	struct npl_preflight_opts po;
+	struct npl_preflight pf;
+	struct npl_pf_ifaces ifs;
+	int rc = NPL_EXIT_OK;
+
+	memset(&po, 0, sizeof(po));
+	po.plan = plan;
+	po.role = role;
+	po.site = site;
+	po.root = root;
+	po.source = manifest;
+	po.node = idx;
+	po.node_ip = list ? site->key[npl_site_key_from_name(list)].v[idx] : NULL;
+	po.local = addrs_text(cli, a);
+	po.ifaces = npl_pf_ifaces_read(&ifs, &cli->arena) == 0 ? &ifs : NULL;
+	po.timeout = 10;
+	npl_preflight_run(&pf, &po);
+	if (pf.failed || pf.warned)
+		npl_preflight_print(stderr, &pf, 0);
+	if (pf.failed) {
+		fprintf(stderr, "npulaunch: apply: preflight failed: nothing was changed (--no-preflight skips it)\n");
+		rc = NPL_EXIT_FAIL;
+	}
+	npl_preflight_release(&pf);
+	return rc;
+}
+
 /* NPULAUNCH_STOP_TIMEOUT: how long instances that share a node get to stop. */
 static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 3600, 0};
 
@@ -645,6 +683,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		{"root", required_argument, NULL, 'R'},
 		{"cpus", required_argument, NULL, 'c'},
 		{"journal", required_argument, NULL, 'J'},
+		{"no-preflight", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -661,7 +700,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	cJSON *plan = NULL;
 	char **files = NULL;
 	struct inst *inst = NULL;
-	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0;
+	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, no_preflight = 0;
 	struct npl_endpoint *eps = NULL;
 	const char *wait_urls[256];
 	int nwait = 0;
@@ -680,6 +719,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		case 'R': root = optarg; root_from_env = 0; break;
 		case 'c': cpus = optarg; break;
 		case 'J': journal = optarg; break;
+		case 'P': no_preflight = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("apply", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -706,6 +746,16 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		root = NULL;
 	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &grace)))
 		goto out;
+	{
+		/* the scripts read the same switch */
+		const char *pre = getenv("NPULAUNCH_PREFLIGHT");
+
+		if (pre && *pre && strcmp(pre, "0") && strcmp(pre, "1")) {
+			rc = npl_cli_usage_error("apply", "NPULAUNCH_PREFLIGHT '%s' is not 0 (skip the preflight checks) or 1", pre);
+			goto out;
+		}
+		no_preflight |= pre && !strcmp(pre, "0");
+	}
 	arg = optind < argc ? argv[optind] : NULL;
 	placeholders = dry;
 	if ((rc = npl_cli_site(cli, &ro)))
@@ -901,6 +951,9 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	}
 	if (!dry)
 		npl_cli_flush(cli);
+	if (!dry && !no_preflight &&
+	    (rc = preflight(cli, plan, role, &site, root, idx, &addrs, bundle_manifest(cli, arg))))
+		goto out;
 
 	if (dry) {
 		/* the whole plan, whatever the host lacks; then what a real run would stop on */

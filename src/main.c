@@ -23,6 +23,7 @@ static const struct npl_command commands[] = {
 	{"render", npl_cmd_render, "write the launch scripts and manifest of a recipe"},
 	{"diff", npl_cmd_diff, "what differs between two recipes, per role"},
 	{"apply", npl_cmd_apply, "on a node: tune the host and launch this node's role"},
+	{"preflight", npl_cmd_preflight, "on a node: check what its role's launch needs, before it starts"},
 	{"tune", npl_cmd_tune, "check, apply or revert the host tuning"},
 	{"wait", npl_cmd_wait, "wait until servers answer /health"},
 	{"status", npl_cmd_status, "is every endpoint of a deployment up"},

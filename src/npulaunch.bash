@@ -81,10 +81,10 @@ _npulaunch() {
 		return 0
 	fi
 	case $cmd in
-	list | show | render | diff | apply | tune | status | bench)
+	list | show | render | diff | apply | preflight | tune | status | bench)
 		words="$(npulaunch "${global[@]}" list --ids 2>/dev/null) $(npulaunch "${global[@]}" list --models 2>/dev/null | awk 'NR > 1 { print $1; print $2 }')"
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
-		[[ $cmd == apply || $cmd == status || $cmd == bench ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur")
+		[[ $cmd == apply || $cmd == preflight || $cmd == status || $cmd == bench ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur")
 		;;
 	validate | verify)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")

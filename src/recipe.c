@@ -982,6 +982,35 @@ static int f_container(struct ctx *c, const struct npl_ynode *k, const struct np
 	return walk(c, v, container_fields, NPL_ARRAY_SIZE(container_fields), "'container'", NULL);
 }
 
+static int f_preflight_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			   void *arg)
+{
+	struct npl_layer *L = c->L;
+	const char *key = k->str;
+
+	(void)arg;
+	if (!strcmp(key, "driver_version"))
+		return read_strlist(c, v, key, is_abs_path, "an absolute path", &L->pf_driver, &L->npf_driver);
+	if (!strcmp(key, "toolkit_version"))
+		return read_strlist(c, v, key, is_abs_path, "an absolute path", &L->pf_toolkit, &L->npf_toolkit);
+	return read_strlist(c, v, key, is_abs_path, "an absolute path", &L->pf_tools, &L->npf_tools);
+}
+
+static const struct field preflight_fields[] = {
+	{"driver_version", K_HW, f_preflight_key},
+	{"toolkit_version", K_HW, f_preflight_key},
+	{"tool_path", K_HW, f_preflight_key},
+};
+
+static int f_preflight(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (want_map(c, v, k->str))
+		return -1;
+	c->L->pf_loc = k->loc;
+	return walk(c, v, preflight_fields, NPL_ARRAY_SIZE(preflight_fields), "'preflight'", NULL);
+}
+
 static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
 			   void *arg)
 {
@@ -1219,6 +1248,7 @@ static const struct field top_fields[] = {
 	{"dies_per_card", K_HW, f_ident},
 	{"cards_per_node", K_HW, f_ident},
 	{"container", K_HW, f_container},
+	{"preflight", K_HW, f_preflight},
 	{"title", K_RECIPE, f_ident},
 	{"model", K_RECIPE, f_ident},
 	{"hardware", K_RECIPE, f_ident},

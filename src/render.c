@@ -5,6 +5,7 @@
 #include "npl_version.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/plan.h"
+#include "npulaunch/preflight.h"
 #include "npulaunch/render.h"
 #include "npulaunch/template.h"
 #include "npulaunch/util.h"
@@ -195,6 +196,61 @@ static cJSON *ref_of(const cJSON *o)
 	return cJSON_IsObject(o) ? cJSON_CreateObjectReference(o->child) : cJSON_CreateNull();
 }
 
+/* What a server script checks before it touches the host (templates/_preflight.sh.tmpl): the
+ * site values it reads, the program it launches, and per node the ports it listens on. */
+static cJSON *preflight_view(const cJSON *role)
+{
+	cJSON *v = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *launch;
+	const cJSON *need, *node;
+	int seen[1024] = {0};
+
+	cJSON_AddFalseToObject(v, "model");
+	cJSON_AddFalseToObject(v, "draft");
+	cJSON_AddFalseToObject(v, "ifname");
+	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(role, "needs")) {
+		const char *key = npl_json_str(need, "key");
+		int k = key ? npl_site_key_from_name(key) : -1;
+		const char *name = k == NPL_SITE_MODEL_PATH ? "model" : k == NPL_SITE_DRAFT_MODEL_PATH ? "draft"
+				 : k == NPL_SITE_IFNAME ? "ifname" : NULL;
+
+		if (name)
+			cJSON_ReplaceItemInObjectCaseSensitive(v, name, cJSON_CreateTrue());
+	}
+	launch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0), "launch"), 0);
+	if (cJSON_IsString(launch))
+		cJSON_AddStringToObject(v, "launch", launch->valuestring);
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		int index = npl_json_int(node, "index", 0), n;
+		struct npl_pf_port ports[64];
+		struct npl_arena a;
+		cJSON *o, *list;
+
+		if (index < 0 || index >= 1024 || seen[index]++)
+			continue;
+		npl_arena_init(&a);
+		n = npl_pf_node_ports(role, index, ports, 64, &a);
+		if (n) {
+			o = cJSON_CreateObject();
+			list = cJSON_CreateArray();
+			cJSON_AddNumberToObject(o, "index", index);
+			for (int i = 0; i < n; i++) {
+				cJSON *p = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(p, "port", ports[i].port);
+				cJSON_AddStringToObject(p, "what", ports[i].what);
+				cJSON_AddItemToArray(list, p);
+			}
+			cJSON_AddItemToObject(o, "ports", list);
+			cJSON_AddItemToArray(nodes, o);
+		}
+		npl_arena_release(&a);
+	}
+	cJSON_AddBoolToObject(v, "ports", cJSON_GetArraySize(nodes) > 0);
+	cJSON_AddItemToObject(v, "nodes", nodes);
+	return v;
+}
+
 static cJSON *role_view(const cJSON *plan, const cJSON *role)
 {
 	cJSON *v = cJSON_CreateObject(), *nl;
@@ -243,6 +299,7 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 	} else {
 		cJSON_AddNullToObject(v, "node_list");
 	}
+	cJSON_AddItemToObject(v, "preflight", preflight_view(role));
 	/* the router waits for every server endpoint */
 	{
 		cJSON *urls = cJSON_CreateArray();

@@ -1605,6 +1605,27 @@ static cJSON *site_json(const struct npl_site *s)
 	return o;
 }
 
+/* What preflight reads on a node, from the hardware profile: {driver_version, toolkit_version,
+ * tool_path}, each a list of paths (the first that exists is read). */
+static cJSON *strlist_json(const struct npl_str *v, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i].s));
+	return a;
+}
+
+static cJSON *preflight_json(const struct npl_layer *hw)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(o, "driver_version", strlist_json(hw->pf_driver, hw->npf_driver));
+	cJSON_AddItemToObject(o, "toolkit_version", strlist_json(hw->pf_toolkit, hw->npf_toolkit));
+	cJSON_AddItemToObject(o, "tool_path", strlist_json(hw->pf_tools, hw->npf_tools));
+	return o;
+}
+
 static cJSON *recipe_json(struct ctx *c)
 {
 	const struct npl_layer *R = c->R;
@@ -1618,6 +1639,7 @@ static cJSON *recipe_json(struct ctx *c)
 	cJSON_AddStringToObject(o, "hardware_name", c->hw->name);
 	cJSON_AddNumberToObject(o, "dies_per_card", c->hw->dies_per_card.v);
 	cJSON_AddNumberToObject(o, "cards_per_node", c->hw->cards_per_node.v);
+	cJSON_AddItemToObject(o, "preflight", preflight_json(c->hw));
 	cJSON_AddNumberToObject(o, "cards", R->cards);
 	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
 	cJSON_AddStringToObject(o, "quantization", R->quantization);

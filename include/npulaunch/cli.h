@@ -161,6 +161,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_diff(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_preflight(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_status(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli);

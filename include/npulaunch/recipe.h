@@ -215,6 +215,11 @@ struct npl_layer {
 	/* hardware */
 	struct npl_int dies_per_card, cards_per_node;
 	struct npl_container container;
+	/* what preflight reads on a node: the files naming the driver's and the toolkit's versions
+	 * (the first that exists), the folders holding the NPU tools when PATH does not */
+	struct npl_str *pf_driver, *pf_toolkit, *pf_tools;
+	int npf_driver, npf_toolkit, npf_tools;
+	struct npl_loc pf_loc;
 	/* model */
 	struct npl_str *aliases;
 	int naliases;

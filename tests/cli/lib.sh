@@ -6,6 +6,10 @@ set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
 # every test starts with an empty recipe cache of its own: first runs fill it, later runs read it
 export NPULAUNCH_CACHE="$T/cache"
+# the fake hosts of these tests have no NPU, model or interface of the recipes: apply and the
+# scripts skip their preflight checks (tests/cli/test_preflight.sh runs them, with
+# NPULAUNCH_PREFLIGHT unset)
+export NPULAUNCH_PREFLIGHT=0
 trap 'rm -rf "$T"' EXIT
 nfail=0
 

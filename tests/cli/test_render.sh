@@ -96,18 +96,18 @@ expect_grep "$T/err" "cannot read '$T/tmpl/_env.sh.tmpl': No such file or direct
 # a script whose site value is missing stops before it touches the host
 make_root "$T/root"
 before=$(state_of "$T/root")
-expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPULAUNCH_PREFLIGHT=0 NPL_STUB_LOG="$T/calls" \
 	bash "$T/dis/prefill.sh"
 expect_grep "$T/err" "prefill.sh: MODEL_PATH is not set: set MODEL_PATH= at the top of prefill.sh, export MODEL_PATH, or render again with --model-path"
 expect_eq "$(state_of "$T/root")" "$before" "host state after a refused start"
 [[ -e $T/calls ]] && fail "a refused start launched something"
 # exported values fill the variables; a node that is not listed stops too
-expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPULAUNCH_PREFLIGHT=0 NPL_STUB_LOG="$T/calls" \
 	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 NPULAUNCH_NODE_IP=10.9.9.9 \
 	bash "$T/dis/prefill.sh"
 expect_grep "$T/err" "prefill.sh: this host (10.9.9.9) is not in PREFILL_IPS (10.0.0.1): run prefill.sh on one of those nodes, or set NPULAUNCH_NODE_IP"
 expect_eq "$(state_of "$T/root")" "$before" "host state after an unknown node"
-expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPULAUNCH_PREFLIGHT=0 NPL_STUB_LOG="$T/calls" \
 	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 NPULAUNCH_NODE_IP=10.0.0.1 \
 	bash "$T/dis/prefill.sh"
 expect_eq "$(state_of "$T/root")" "performance performance 0 0 50000 " "host state after a start"
@@ -116,10 +116,10 @@ expect_grep "$T/calls" '"--model-path","/m"'
 printf '#!/bin/sh\n[ "$1" = -I ] && echo "192.168.7.7 10.0.0.2 fe80::1 "\n' >"$T/root.bin/hostname"
 chmod +x "$T/root.bin/hostname"
 rm -f "$T/calls"
-expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+expect_rc 0 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPULAUNCH_PREFLIGHT=0 NPL_STUB_LOG="$T/calls" \
 	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 bash "$T/dis/decode.sh"
 expect_grep "$T/calls" '"--disaggregation-mode","decode","--host","10.0.0.2"'
-expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPL_STUB_LOG="$T/calls" \
+expect_rc 2 env -i PATH="$T/root.bin:/usr/bin:/bin" NPULAUNCH_ROOT="$T/root" NPULAUNCH_PREFLIGHT=0 NPL_STUB_LOG="$T/calls" \
 	MODEL_PATH=/m IFNAME=eth0 PREFILL_IPS=10.0.0.1 DECODE_IPS=10.0.0.2 bash "$T/dis/prefill.sh"
 expect_grep "$T/err" "this host (192.168.7.7 10.0.0.2 fe80::1) is not in PREFILL_IPS (10.0.0.1)"
 finish

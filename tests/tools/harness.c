@@ -179,6 +179,8 @@ static char **base_envp(const struct sim *s, char *const extra[], int *n)
 	asprintf(&env[i++], "NPL_STUB_LOG=%s", s->log);
 	asprintf(&env[i++], "NPL_TEST_SOURCED=%s", s->sourced);
 	asprintf(&env[i++], "NPULAUNCH_ROOT=%s", s->root);
+	/* a simulated host has no NPU, model or interface: apply and the scripts skip preflight */
+	asprintf(&env[i++], "NPULAUNCH_PREFLIGHT=0");
 	asprintf(&env[i++], "http_proxy=http://proxy.invalid:1");
 	asprintf(&env[i++], "https_proxy=http://proxy.invalid:1");
 	asprintf(&env[i++], "HTTP_PROXY=http://proxy.invalid:1");

@@ -1,0 +1,173 @@
+/*
+ * preflight.h: the checks that find, on a node and in seconds, what would make
+ * a launch fail after a long start-up: the Ascend software (driver and toolkit
+ * versions, the env files the plan sources), the NPUs (npu-smi: enough dies,
+ * every one healthy, none held by a process), the NPU network (hccn_tool: link
+ * up, an address, the tool's own reachability probe), the host network (the
+ * socket interface exists, is up and carries this node's address; the address
+ * is in the role's list), the ports this node's role listens on, the model
+ * files, the free memory, and the host tuning.
+ *
+ * Each check gives a structured result (ok, warn, fail, skip, what it found,
+ * what to do); nothing here prints unless asked to or chooses an exit code.
+ * Every file is read under a root prefix through util.c's bounded reader, every
+ * external tool is optional (missing: a warning), run from PATH (or the
+ * hardware profile's tool folders under the root) with a timeout and bounded
+ * output; an output layout the parsers do not know is a warning, never a guess.
+ * Outside text is kept as it came; the printers escape it.
+ *
+ * The parsers of tool outputs and procfs files, and the facts of a node (preflight_facts.c), are
+ * exported for the renderer and the unit tests.
+ * Ownership: everything a struct npl_preflight holds lives in its arena, freed by
+ * npl_preflight_release(). Included by the preflight and apply commands, the
+ * renderer (the ports of a node) and the tests.
+ */
+#ifndef NPL_PREFLIGHT_H
+#define NPL_PREFLIGHT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/site.h"
+
+enum npl_pf_status { NPL_PF_OK, NPL_PF_WARN, NPL_PF_FAIL, NPL_PF_SKIP };
+
+/* One check's result. found and fix hold outside text unescaped; fix is NULL when there is
+ * nothing to do. */
+struct npl_pf_check {
+	const char *name;     /* driver, toolkit, env-files, npus, npu-network, node, interface,
+			       * ports, model, draft-model, memory, host-tuning */
+	enum npl_pf_status status;
+	const char *found;
+	const char *fix;
+};
+
+/* A port a node listens on, and what for ("--port", "ASCEND_MF_STORE_URL"). */
+struct npl_pf_port {
+	int port;
+	const char *what;
+};
+
+/* The network interfaces of the host: name, state and addresses (canonical text). */
+struct npl_pf_iface {
+	const char *name;
+	int up;               /* IFF_UP */
+	int running;          /* IFF_RUNNING: the link has a carrier */
+	const char **addrs;
+	int naddrs;
+};
+
+struct npl_pf_ifaces {
+	struct npl_pf_iface *v;
+	int n;
+};
+
+/* What the checks look at. */
+struct npl_preflight_opts {
+	const cJSON *plan;
+	const cJSON *role;            /* the role object of the plan */
+	const struct npl_site *site;  /* the site values in force */
+	const char *root;             /* NULL or "" for / */
+	const char *source;           /* the manifest the plan came from (messages), or NULL */
+	int node;                     /* this node's index in the role's list; -1: not in it;
+				       * -2: the list is not known (a site value missing) */
+	const char *node_ip;          /* this node's address from the list, or NULL */
+	const char *local;            /* this host's addresses, for messages */
+	const struct npl_pf_ifaces *ifaces;   /* the host's interfaces */
+	double timeout;               /* seconds each tool run may take */
+};
+
+struct npl_preflight {
+	struct npl_arena arena;
+	struct npl_pf_check *v;
+	int n, cap;
+	int failed, warned;
+};
+
+/* Run every check for the role of o->plan on this node; results in pf (initialised here). */
+void npl_preflight_run(struct npl_preflight *pf, const struct npl_preflight_opts *o);
+/* Print the results: a line per check (status, name, what was found; what to do below), the
+ * outside text escaped for a terminal; only warnings and failures when !all. */
+void npl_preflight_print(FILE *fp, const struct npl_preflight *pf, int all);
+/* The results as JSON: {format, recipe, role, node, address, checks: [{name, status, found,
+ * fix}], failed, warned} (README "preflight" documents the schema). */
+cJSON *npl_preflight_json(const struct npl_preflight *pf, const struct npl_preflight_opts *o);
+/* Free what pf holds. */
+void npl_preflight_release(struct npl_preflight *pf);
+/* The name of a status: ok, warn, fail, skip. */
+const char *npl_pf_status_name(enum npl_pf_status s);
+
+/* The host's interfaces (getifaddrs: the network namespace npulaunch runs in), in arena a;
+ * -1 when they cannot be read. */
+int npl_pf_ifaces_read(struct npl_pf_ifaces *ifs, struct npl_arena *a);
+/* The index of this node in role's node list: the first address of the list that one of
+ * addrs is; -1 when none is, -2 when the list is not known (fewer addresses than nodes). A
+ * role without a list: 0. */
+int npl_pf_node_of(const cJSON *role, const struct npl_site *site, const char *const *addrs, int naddrs);
+
+/* The ports the instances of role on node index listen on (each once), from the plan's flags
+ * (--port, --disaggregation-bootstrap-port, --dist-init-addr on an instance's first node) and
+ * the tcp:// URLs of its environment that name this node (its address or --host, as plan
+ * values, or loopback). Up to max; their count. Strings in a. */
+int npl_pf_node_ports(const cJSON *role, int index, struct npl_pf_port *out, int max, struct npl_arena *a);
+
+/* The logical devices role's instances on node index use: ASCEND_RT_VISIBLE_DEVICES when the plan
+ * sets it, else --base-gpu-id (default 0) and on, as many as an instance has dies per node; up
+ * to max in ids, their count. */
+int npl_pf_node_devices(const cJSON *role, int index, int *ids, int max);
+
+/* ---- parsers (exported for the tests) ---------------------------------------------------- */
+
+/* One die of npu-smi info. */
+struct npl_pf_die {
+	int npu, chip;        /* NPU id and chip id as listed */
+	int phy;              /* the physical id hccn_tool takes: Phy-ID or Device, else the NPU id */
+	const char *name;     /* "Ascend910" */
+	const char *health;   /* "OK", "Warning", "Alarm", ... */
+};
+
+/* A process holding memory on a die. */
+struct npl_pf_proc {
+	int npu, chip;
+	long pid;
+	const char *name;
+	long mem_mb;          /* -1 when not a number */
+};
+
+struct npl_pf_smi {
+	const char *version;  /* "24.1.rc3.7", or NULL */
+	struct npl_pf_die *dies;
+	int ndies;
+	struct npl_pf_proc *procs;
+	int nprocs;
+	int procs_known;      /* the process table was there */
+};
+
+/* Parse npu-smi info's table; 0, or -1 with why (in a) when the layout is not one it knows. */
+int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena *a, const char **why);
+/* hccn_tool -i N -link -g: 1 up, 0 down, -1 unknown. */
+int npl_pf_parse_link(const char *text);
+/* hccn_tool -i N -ip -g (ipaddr:) or -ip -inet6 -g (ipv6_address:): the address, canonical, in
+ * out (INET6_ADDRSTRLEN); -1 when there is none. */
+int npl_pf_parse_ip(const char *text, char *out, size_t n);
+/* hccn_tool -i N -net_health -g: the status word ("Success", "Init", ...) in a, or NULL. */
+const char *npl_pf_parse_net_health(const char *text, struct npl_arena *a);
+/* The text after label (case-insensitive) on its line, trimmed, in a; NULL when absent. */
+const char *npl_pf_parse_label(const char *text, const char *label, struct npl_arena *a);
+/* The value of key (case-insensitive) in key=value lines (version.info), in a, or NULL. */
+const char *npl_pf_parse_kv(const char *text, const char *key, struct npl_arena *a);
+
+/* A listening TCP socket of /proc/net/tcp{,6}. */
+struct npl_pf_listen {
+	int port;
+	char addr[46];        /* INET6_ADDRSTRLEN */
+};
+
+/* The listening sockets of a /proc/net/tcp (v6 = 0) or tcp6 (v6 = 1) text, appended to
+ * *out (malloc'ed, *n entries); -1 when the text is not that table (no header). */
+int npl_pf_parse_net_tcp(const char *text, int v6, struct npl_pf_listen **out, int *n);
+
+#endif
