@@ -67,7 +67,8 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	const cJSON *it, *need;
 	char gen[64], buf[64];
 	int server = !strcmp(prog, "server"), i, n;
-	static const char *const own[] = {"NPULAUNCH_NODE_IP", "NPULAUNCH_WAIT_TIMEOUT", "NPULAUNCH_ROOT"};
+	static const char *const own[] = {"NPULAUNCH_NODE_IP", "NPULAUNCH_WAIT_TIMEOUT", "NPULAUNCH_ROOT",
+					  "NPULAUNCH_PREFLIGHT"};
 
 	snprintf(gen, sizeof(gen), "npulaunch %s", NPL_VERSION);
 	lit(v, "generator", gen);

@@ -328,7 +328,7 @@ def simulate_k8s(kind, bundle, roots, tune, dns_late, make_root):
             env = container_env(p, c)
             argv = [expand(a, env) for a in c.get("command", []) + c.get("args", [])]
             base = {"PATH": f"{p['root']}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME": p["name"],
-                    "HOME": "/root", "NPULAUNCH_ROOT": p["root"], "NPL_STUB_LOG": p["log"],
+                    "HOME": "/root", "NPULAUNCH_ROOT": p["root"], "NPL_STUB_LOG": p["log"], "NPULAUNCH_PREFLIGHT": "0",
                     "NPL_STUB_HOLD_MS": HOLD}
             p["env"], p["argv"] = env, argv
             steps = [f"mount --bind {shlex.quote(hosts)} /etc/hosts",
@@ -416,7 +416,7 @@ VARS = {"node-ip": "NODE_IPS", "prefill-ip": "PREFILL_IPS", "decode-ip": "DECODE
 
 def bare(script, netns, root, addr, lists, log, args, node_ip=True, extra=None):
     """The role script run on the node as the scripts target runs it: addresses exported."""
-    env = {"PATH": f"{root}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "NPULAUNCH_ROOT": root, "NPL_STUB_LOG": log,
+    env = {"PATH": f"{root}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "NPULAUNCH_ROOT": root, "NPL_STUB_LOG": log, "NPULAUNCH_PREFLIGHT": "0",
            "HOME": "/root", "NPL_STUB_HOLD_MS": HOLD}
     if node_ip:
         env["NPULAUNCH_NODE_IP"] = addr
@@ -515,7 +515,7 @@ def simulate_docker(bundle, roots, tune, make_root):
         fake = os.environ["NPL_FAKE_DOCKER"]
         for node in nodes:
             os.symlink(fake, os.path.join(node["root"] + ".bin", "docker"))
-            env = {"PATH": f"{node['root']}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "NPULAUNCH_ROOT": node["root"],
+            env = {"PATH": f"{node['root']}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "NPULAUNCH_ROOT": node["root"], "NPULAUNCH_PREFLIGHT": "0",
                    "NPL_STUB_LOG": node["log"], "NPL_DOCKER_LOG": node["log"] + ".docker", "HOME": "/root",
                    "NPL_STUB_HOLD_MS": HOLD}
             for k, v in needed(node["role"], lists).items():
@@ -568,7 +568,7 @@ def docker_router(plan, bundle, role, rnode, nodes, lists):
     os.symlink(os.environ["NPL_FAKE_DOCKER"], os.path.join(rnode["root"] + ".bin", "docker"))
     env = {"PATH": f"{rnode['root']}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "NPL_STUB_LOG": rnode["log"],
            "NPL_DOCKER_LOG": rnode["log"] + ".docker", "HOME": "/root", "NPULAUNCH_WAIT_TIMEOUT": "30",
-           "NPULAUNCH_ROOT": rnode["root"], "NPL_STUB_HOLD_MS": HOLD}
+           "NPULAUNCH_ROOT": rnode["root"], "NPL_STUB_HOLD_MS": HOLD, "NPULAUNCH_PREFLIGHT": "0"}
     for k, v in needed(role, lists).items():
         env[VARS[k]] = " ".join(v)
     r = subprocess.run(["nsenter", f"--net=/run/netns/{rnode['netns']}", "env", "-i"] +

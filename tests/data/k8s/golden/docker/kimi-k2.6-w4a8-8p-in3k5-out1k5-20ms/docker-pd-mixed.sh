@@ -70,4 +70,5 @@ exec "$npl_rt" run \
 	-e NPULAUNCH_NODE_IP \
 	-e NPULAUNCH_WAIT_TIMEOUT \
 	-e NPULAUNCH_ROOT \
+	-e NPULAUNCH_PREFLIGHT \
 	lmsysorg/sglang:main-cann8.5.0-a3 bash "$npl_dir"/pd-mixed.sh --no-tune
