@@ -577,7 +577,8 @@ static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *
 			} else {
 				val = cJSON_CreateString(v->v[0]);
 			}
-		} else if (!cJSON_GetObjectItemCaseSensitive(site, key)) {
+		} else if (npl_site_var(k) && !cJSON_GetObjectItemCaseSensitive(site, key)) {
+			/* a target's value (slurm-partition) has no variable: only flags and files give it */
 			const char *env = getenv(npl_site_var(k));
 			struct npl_site tmp;
 

@@ -278,7 +278,7 @@ static int env_text(struct ctx *c, const struct npl_ynode *name, const struct np
 		if (v->kind != NPL_YSCALAR || npl_ynull(v))
 			return fail(c, v, "'site' names a site value (model-path, draft-model-path, ifname)");
 		k = npl_site_key_from_name(v->str);
-		if (k < 0 || npl_site_is_list(k))
+		if (k < 0 || npl_site_is_list(k) || !npl_site_var(k))
 			return fail(c, v, "'%s' is not a site value an environment variable can hold (model-path, draft-model-path, ifname)",
 				    v->str);
 		e->site_key = k;

@@ -198,7 +198,7 @@ static const char *reserved_env(struct ctx *c, const char *name)
 	if (npl_starts_with(name, "NPULAUNCH_"))
 		return "npulaunch's settings begin with NPULAUNCH_";
 	for (k = 0; k < NPL_SITE_COUNT; k++)
-		if (!strcmp(name, npl_site_var(k)) ||
+		if ((npl_site_var(k) && !strcmp(name, npl_site_var(k))) ||
 		    (npl_site_host_var(k) && !strcmp(name, npl_site_host_var(k))))
 			return npl_arena_printf(c->a, "the scripts hold the site value --%s in it",
 						npl_site_key_name(k));
