@@ -281,6 +281,18 @@ int npl_render_role(const cJSON *plan, const cJSON *role, struct npl_templates *
 	return rc;
 }
 
+int npl_render_template(const char *name, const cJSON *view, struct npl_templates *t,
+			struct npl_buf *out, struct npl_diag *d)
+{
+	struct partial_ctx pc = {t, d};
+	struct npl_tmpl_env env = {escape, partial, &pc};
+	const char *file = NULL, *text = template_text(t, name, &file, d);
+
+	if (!text)
+		return npl_error(d, NULL, "no template '%s'%s", name, t && t->dir ? "" : " compiled in");
+	return npl_tmpl_render(file, text, view, &env, out, d);
+}
+
 char *npl_render_manifest(const cJSON *plan)
 {
 	char *j = cJSON_Print(plan), *out;

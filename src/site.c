@@ -160,12 +160,16 @@ static int slurm_value(enum npl_site_key k, const char *value, const char *what,
 			return npl_error(d, where, "%s '%s' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)",
 					 what, value);
 		return 0;
-	case NPL_SITE_SLURM_GRES:
+	case NPL_SITE_SLURM_GRES: {
+		const char *type = strchr(value, ':');
+
+		/* NAME:8 would be read as a count: the count is the hardware profile's */
 		if (!words_of(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", ':') ||
-		    strchr(strchr(value, ':') ? strchr(value, ':') + 1 : "", ':'))
+		    (type && (strchr(type + 1, ':') || strspn(type + 1, "0123456789") == strlen(type + 1))))
 			return npl_error(d, where, "%s '%s' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)",
 					 what, value);
 		return 0;
+	}
 	case NPL_SITE_SLURM_ROUTER_NODE:
 		if (!words_of(value, NAME_CHARS, 0))
 			return npl_error(d, where, "%s '%s' is not a node name (letters, digits, '_', '.', '-')", what, value);

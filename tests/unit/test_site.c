@@ -175,6 +175,8 @@ static void test_set_slurm(void **state)
 		  "error: --slurm-time '' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)");
 	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu:8:x",
 		  "error: --slurm-gres 'npu:8:x' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu:8",
+		  "error: --slurm-gres 'npu:8' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
 	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu,gpu",
 		  "error: --slurm-gres 'npu,gpu' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
 	slurm_bad(f, NPL_SITE_SLURM_ROUTER_NODE, "node[1-2]",
