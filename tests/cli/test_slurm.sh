@@ -10,7 +10,9 @@
 # benchmark and its verdict; one decode rank killed ends the job as failed within 10 s; scancel
 # ends it; a short allocation and a missing site value stop it before any step. Nothing leaves
 # the namespaces and loopback. NPL_REGEN=1 writes the golden files instead of comparing.
-. "$(dirname "$0")/lib.sh"
+# as root it makes namespaces and writes below $T: never without lib.sh's $T
+. "$(dirname "$0")/lib.sh" || exit 1
+[[ -d ${T:-} ]] || exit 1
 S=$NPL_SRC/tests/slurm
 SH=(--recipes "$NPL_DATA/recipes/good/shapes")
 D2=shape-moe-w8a8-1p1d-24p-decode2n-50ms
@@ -60,14 +62,16 @@ if command -v shellcheck >/dev/null; then
 		--slurm-gres npu --slurm-router-node n1 -o "$T/allb"
 	n=$(find "$T/all" "$T/allb" -name slurm.sbatch | wc -l)
 	((n >= 2 * 80)) || fail "render --all --target slurm gave $n jobs"
-	# the step scripts differ by the recipe's id and the role scripts' names: one of each shape
+	# many recipes share a shape, their files differing only by the recipe's id and title:
+	# one of each
 	for d in "$T"/all*/*/; do
-		sed "s/$(basename "$d")/ID/g" "$d/slurm-step.sh" >"$T/step"
-		h=$(md5sum <"$T/step" | cut -c1-32)
-		[[ -e $T/steps-$h.sh ]] || cp "$T/step" "$T/steps-$h.sh"
+		for f in slurm.sbatch slurm-step.sh; do
+			sed -e "s/$(basename "$d")/ID/g" -e '2,4d' "$d/$f" >"$T/one"
+			h=$(md5sum <"$T/one" | cut -c1-32)
+			[[ -e $T/sc-$h.sh ]] || cp "$T/one" "$T/sc-$h.sh"
+		done
 	done
-	{ ls "$T"/all*/*/slurm.sbatch; ls "$T"/steps-*.sh; } | xargs -n 50 -P 2 shellcheck >"$T/sc" 2>&1 ||
-		fail "shellcheck: $(head -c 3000 "$T/sc")"
+	shellcheck "$T"/sc-*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
 else
 	fail "shellcheck is not installed (the README's first command installs it)"
 fi
@@ -75,9 +79,12 @@ fi
 # ---- the site values and their messages ---------------------------------------------------
 R=("$NPL" "${SH[@]}" render "$D2")
 expect_rc 2 "${R[@]}" --target slurm --prefill-ip 10.0.0.1 --decode-ip 10.0.0.2 --decode-ip 10.0.0.3 -o "$T/x"
-expect_grep "$T/err" "npulaunch: error: --prefill-ip: a Slurm job takes its nodes and their addresses from its allocation; drop it"
-expect_grep "$T/err" "npulaunch: error: --decode-ip: a Slurm job takes its nodes and their addresses from its allocation; drop it"
+expect_grep "$T/err" "npulaunch: render: --prefill-ip: --target slurm takes the nodes and their addresses from the allocation; drop it"
 [[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
+printf 'decode-ip: [10.0.0.2, 10.0.0.3]\n' >"$T/addr.yaml"
+expect_rc 2 "$NPL" "${SH[@]}" render --all --target slurm --site "$T/addr.yaml" -o "$T/x"
+expect_grep "$T/err" "npulaunch: render: --decode-ip: --target slurm takes the nodes and their addresses from the allocation; drop it"
+[[ ! -e $T/x ]] || fail "a refused render --all wrote $T/x"
 expect_rc 2 "$NPL" "${SH[@]}" render "$MIXED" --target slurm --slurm-router-node n1
 expect_grep "$T/err" "npulaunch: error: --slurm-router-node: recipe '$MIXED' has no router (pd-mixed): drop it"
 expect_rc 2 "${R[@]}" --target slurm --slurm-time '1 day'
@@ -87,7 +94,7 @@ expect_grep "$T/err" "npulaunch: error: --slurm-log-dir must be an absolute path
 expect_rc 2 "${R[@]}" --target slurm --slurm-gres 'npu:8'
 expect_rc 0 "${R[@]}" --target slurm --slurm-gres 'npu:910c'
 expect_rc 2 "${R[@]}" --slurm-partition npu
-expect_grep "$T/err" "npulaunch: render: --slurm-partition is a value of another target than 'scripts': give --target slurm"
+expect_grep "$T/err" "npulaunch: render: --slurm-partition is a value of --target slurm"
 expect_rc 2 "${R[@]}" --bench
 expect_grep "$T/err" "npulaunch: render: --bench is for a job that runs the deployment: give --target slurm"
 expect_rc 2 "${R[@]}" --target kubernetes
@@ -146,14 +153,15 @@ done
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || skip_cluster "python3 is older than 3.10"
 # one cluster on the machine at a time (the namespaces and the bridge have fixed names)
 exec 9>/run/npl-slurm-test.lock
-flock -w 300 9 || skip_cluster "another run holds /run/npl-slurm-test.lock"
+flock -w 120 9 || { fail "another run has held /run/npl-slurm-test.lock for 120 s"; finish; }
 
 chmod 755 "$T"  # munge's socket is below it
 export NPL_SLURM_BASE=$T/slurm
 CL=$S/cluster.sh
 trap '"$CL" down >/dev/null 2>&1; rm -rf "$T"' EXIT
 t_start=$SECONDS
-"$CL" up >"$T/up" 2>&1 || { fail "the cluster did not come up: $(cat "$T/up")"; finish; }
+# (the daemons must not keep the lock: 9>&-)
+"$CL" up >"$T/up" 2>&1 9>&- || { fail "the cluster did not come up: $(cat "$T/up")"; finish; }
 
 # each node's fake host root (NPULAUNCH_ROOT=BASE/root is a different one on each), and a copy
 mkroot() {
@@ -245,7 +253,7 @@ wait_router() {
 	fail "job $job: the router never answered ($state $exit): $(cat "$1"/*.out 2>/dev/null | tail -n 20)"
 	return 1
 }
-joblog() { cat "$1/$2"-"$job".out 2>/dev/null; }
+joblog() { cat "$1/$2-$job.out" 2>/dev/null; }
 
 # -- A: the role scripts in the steps, with the benchmark; no --model-path given at render time
 expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --bench -o "$T/A"

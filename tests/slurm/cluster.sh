@@ -12,7 +12,8 @@
 # carry a tag of this run (BASE/tag): a namespace of an earlier run may outlive its deletion
 # for minutes (its closing TCP sockets hold it) and keep its names. The daemons are stopped by
 # the PIDs that up recorded (BASE/pids; /run/npl-slurm-test.* for a run that died before its
-# down, cleaned up by the next up). Needs slurmctld slurmd slurm-client munge
+# down, cleaned up by the next up), and what still runs inside the namespaces (a job's
+# slurmstepd outlives slurmd) by the PIDs found there. Needs slurmctld slurmd slurm-client munge
 # (tests/install-deps.sh).
 set -uo pipefail
 H=$(cd "$(dirname "$0")" && pwd)
@@ -67,9 +68,10 @@ net_up() {
 # configuration or munge socket of these tests), then KILL what is left after 2 s
 kill_pids() {
 	local f=$1 p i
-	local -a live=()
+	local -a live=() pids=()
 	[[ -f $f ]] || return 0
-	for p in $(cat "$f"); do
+	mapfile -t pids <"$f"
+	for p in "${pids[@]}"; do
 		[[ $p =~ ^[0-9]+$ ]] || continue
 		if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'etc/slurm.conf\|munge-run/munge.sock'; then
 			kill -TERM "$p" 2>/dev/null && live+=("$p")
@@ -87,6 +89,7 @@ up() {
 	local n i
 	# a run that died before its down left daemons and namespaces: end them first
 	kill_pids "$STALE.pids"
+	end_ns_pids "$(cat "$STALE.tag" 2>/dev/null)"
 	net_down "$(cat "$STALE.tag" 2>/dev/null)"
 	TAG=$(printf '%04x' $((RANDOM % 65536)))
 	mkdir -p "$BASE"/{etc,state,log,run,dev,root,munge,munge-run} "$BASE"/spool/node{1,2,3} "$BASE"/roots/node{1,2,3}
@@ -137,11 +140,47 @@ up() {
 	return 1
 }
 
+# ns_pids TAG: the processes inside the namespaces of that run (a job's slurmstepd and its
+# tasks outlive the slurmd that started them)
+ns_pids() {
+	local h ino p
+	[[ -n $1 ]] || return 0
+	for h in "${HOSTS[@]}"; do
+		ino=$(stat -L -c %i "/run/netns/npl$1-$h" 2>/dev/null) || continue
+		for p in /proc/[0-9]*; do
+			[[ $(readlink "$p/ns/net" 2>/dev/null) == "net:[$ino]" ]] && echo "${p#/proc/}"
+		done
+	done
+}
+
 down() {
-	[[ -f $BASE/pids && -n $TAG ]] && host_exec ctl timeout 5 scancel --full --user=root >/dev/null 2>&1
+	local i
+	if [[ -f $BASE/pids && -n $TAG ]]; then
+		host_exec ctl timeout 5 scancel --full --user=root >/dev/null 2>&1
+		for ((i = 0; i < 50; i++)); do
+			[[ -z $(host_exec ctl timeout 2 squeue -h 2>/dev/null) ]] && break
+			sleep 0.1
+		done
+	fi
 	kill_pids "$BASE/pids"
+	end_ns_pids "$TAG"
 	rm -f "$STALE.pids" "$STALE.tag"
 	net_down "$TAG"
+}
+
+# end_ns_pids TAG: TERM, then KILL, what still runs inside that run's namespaces
+end_ns_pids() {
+	local p i
+	local -a live
+	mapfile -t live < <(ns_pids "$1")
+	((${#live[@]})) || return 0
+	kill -TERM "${live[@]}" 2>/dev/null
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.05
+		mapfile -t live < <(ns_pids "$1")
+		((${#live[@]})) || return 0
+	done
+	for p in "${live[@]}"; do kill -KILL "$p" 2>/dev/null; done
 }
 
 case ${1:-} in
