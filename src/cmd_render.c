@@ -31,6 +31,31 @@ static const struct target {
 /* Site values of a target (no script variable holds them) are render's own flags. */
 enum { OPT_TARGET_SITE = 3000 };
 
+/* The site values that contradict the target: another target's flags (a site file may hold
+ * every target's values), addresses for a target whose engine allocates the nodes. */
+static int target_site_ok(const struct target *tg, const struct npl_site *flags, const struct npl_site *all)
+{
+	size_t n = strlen(tg->name), i;
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *key = npl_site_key_name(k);
+
+		if (!npl_site_var(k) && flags->key[k].n && (strncmp(key, tg->name, n) || key[n] != '-')) {
+			for (i = 0; i < NPL_ARRAY_SIZE(targets); i++)
+				if (!strncmp(key, targets[i].name, strlen(targets[i].name)) &&
+				    key[strlen(targets[i].name)] == '-')
+					break;
+			return npl_cli_usage_error("render", "--%s is a value of --target %s", key,
+						   i < NPL_ARRAY_SIZE(targets) ? targets[i].name : "?");
+		}
+		if (tg->allocates && npl_site_is_list(k) && all->key[k].n)
+			return npl_cli_usage_error("render", "--%s: --target %s takes the nodes and their addresses from the allocation; drop it",
+						   key, tg->name);
+	}
+	return 0;
+}
+
 static void help(void)
 {
 	puts("usage: npulaunch render ID|QUERY [site values] [overrides] [-o DIR] [--check]\n"
@@ -152,6 +177,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	const struct target *tg = &targets[0];
 	struct npl_target_opts to = {0, 0};
 	const char *target = NULL;
+	static const struct npl_site none;
 	struct npl_cli_recipe_opts ro;
 	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
 	struct npl_outset set = {0};
@@ -225,18 +251,8 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("render", "--bench is for a job that runs the deployment: give --target slurm");
 		goto out;
 	}
-	/* a target's flags (--slurm-partition) with another target is a slip; a site file may
-	 * hold every target's values */
-	for (i = 0; i < NPL_SITE_COUNT; i++) {
-		const char *key = npl_site_key_name(i);
-		size_t n = strlen(tg->name);
-
-		if (!npl_site_var(i) && ro.site.key[i].n && (strncmp(key, tg->name, n) || key[n] != '-')) {
-			rc = npl_cli_usage_error("render", "--%s is a value of another target than '%s'%s", key,
-						 tg->name, strncmp(key, "slurm-", 6) ? "" : ": give --target slurm");
-			goto out;
-		}
-	}
+	if ((rc = target_site_ok(tg, &ro.site, &ro.site)))
+		goto out;
 	to.all = all;
 	if (check && !dir) {
 		rc = npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
@@ -255,7 +271,9 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			d[--n] = '\0';
 		dir = d;
 	}
-	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
+	/* the site file's addresses too */
+	if ((rc = npl_cli_site(cli, &ro)) || (rc = target_site_ok(tg, &none, &ro.site)) ||
+	    (rc = npl_cli_open_db(cli, &db)))
 		goto out;
 	if (all) {
 		if (render_all(cli, &db, &ro, &t, &set, dir, tg, &to)) {

@@ -24,20 +24,12 @@ static int is_program(const cJSON *role, const char *prog)
 
 int npl_target_slurm_check(const cJSON *plan, const struct npl_target_opts *o, struct npl_diag *d)
 {
-	static const enum npl_site_key addrs[] = {NPL_SITE_NODE_IP, NPL_SITE_PREFILL_IP, NPL_SITE_DECODE_IP};
-	const cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
-	size_t i;
-	int rc = 0;
+	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
 
-	for (i = 0; i < NPL_ARRAY_SIZE(addrs); i++)
-		if (cJSON_GetObjectItemCaseSensitive(site, npl_site_key_name(addrs[i])))
-			rc = npl_error(d, NULL, "--%s: a Slurm job takes its nodes and their addresses from its allocation; drop it",
-				       npl_site_key_name(addrs[i]));
 	if (!o->all && site_str(plan, NPL_SITE_SLURM_ROUTER_NODE) && !npl_plan_role(plan, "router"))
-		rc = npl_error(d, NULL, "--slurm-router-node: recipe '%s' has no router (%s): drop it",
-			       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"),
-			       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "mode"));
-	return rc;
+		return npl_error(d, NULL, "--slurm-router-node: recipe '%s' has no router (%s): drop it",
+				 npl_json_str(recipe, "id"), npl_json_str(recipe, "mode"));
+	return 0;
 }
 
 /* Where each node list starts in the allocation, by site key (-1: no role has it). */

@@ -20,8 +20,8 @@ struct npl_target_opts {
 	int all;     /* render --all: a site value that one recipe has no use for is not an error */
 };
 
-/* The site values of the plan that contradict a Slurm job (addresses, which the allocation gives;
- * a router node for a deployment without router); -1 with a diagnostic each. */
+/* The site values of the plan that contradict a Slurm job (a router node for a deployment
+ * without router); -1 with a diagnostic. */
 int npl_target_slurm_check(const cJSON *plan, const struct npl_target_opts *o, struct npl_diag *d);
 /* The bundle of the role scripts and, beside them, slurm.sbatch and slurm-step.sh, into set under
  * dir ("" for bare names). */
