@@ -241,11 +241,12 @@ wait_end() {
 	done
 	took=$(echo "$EPOCHREALTIME - $t0" | bc)
 }
-# wait_router: until the router on node1 answers /health (from inside node1's namespace)
+# wait_router DIR [n1|n2|n3]: until the router on that node (n1) answers /health (from inside
+# its namespace: it listens on the node's loopback)
 wait_router() {
 	local i
 	for ((i = 0; i < 200; i++)); do
-		"$CL" net n1 curl -sf --noproxy '*' --max-time 1 -o /dev/null http://127.0.0.1:6688/health && return 0
+		"$CL" net "${2:-n1}" curl -sf --noproxy '*' --max-time 1 -o /dev/null http://127.0.0.1:6688/health && return 0
 		state
 		[[ $state == RUNNING || $state == PENDING || $state == CONFIGURING ]] || break
 		sleep 0.1
@@ -291,16 +292,18 @@ for f in "$T"/rec/server-*.json; do
 done
 reverted "job A"
 
-# -- B: npulaunch apply in the steps; scancel
+# -- B: npulaunch apply in the steps, the router on the site's node (beside decode rank 1); scancel
 expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --model-path /models/m \
-	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" -o "$T/B"
+	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" --slurm-router-node node3 -o "$T/B"
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --model-path /models/m \
+	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" --slurm-router-node node3 -o "$T/B" --check
 submit "$T/B" --
-if wait_router "$T/B"; then
-	"$CL" net n1 curl -sf --noproxy '*' --max-time 2 -X POST -d '{}' http://127.0.0.1:6688/generate >"$T/gen" ||
+if wait_router "$T/B" n3; then
+	"$CL" net n3 curl -sf --noproxy '*' --max-time 2 -X POST -d '{}' http://127.0.0.1:6688/generate >"$T/gen" ||
 		fail "job B: POST /generate through the router failed"
 	jq -e '.backends | length == 2' "$T/gen" >/dev/null || fail "job B: /generate: $(cat "$T/gen")"
-	python3 "$S/check_records.py" "$T/B/manifest.json" "$T/rec" "$T/site.json" "${WHERE[@]}" >"$T/check" ||
-		fail "job B: $(cat "$T/check")"
+	python3 "$S/check_records.py" "$T/B/manifest.json" "$T/rec" "$T/site.json" prefill:0=node1 decode:0=node2 \
+		decode:1=node3 router=node3 >"$T/check" || fail "job B: $(cat "$T/check")"
 	for n in node1 node2 node3; do tuned $n || fail "job B: $n is not tuned while the job runs"; done
 	[[ -s "$T/logs B/$job/decode-0-rank1.log" ]] || fail "job B: no decode rank 1 log in the site's folder"
 	"$CL" ctl scancel "$job"
