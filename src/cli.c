@@ -647,6 +647,7 @@ static void merge_site(struct npl_cli *cli, cJSON *plan, const struct npl_site *
 				val = cJSON_CreateString(v->v[0]);
 			}
 		} else if (npl_site_var(k) && !cJSON_GetObjectItemCaseSensitive(site, key)) {
+			/* a target's value (slurm-partition) has no variable: only flags and files give it */
 			const char *env = getenv(npl_site_var(k));
 			struct npl_site tmp;
 

@@ -17,17 +17,58 @@ static const struct {
 	{"k8s", &npl_target_k8s},
 	{"rbg", &npl_target_rbg},
 	{"docker", &npl_target_docker},
+	{"slurm", &npl_target_slurm},
 };
 
 static int render_plan(const struct npl_target *tg, const cJSON *plan, struct npl_templates *t,
-		       const char *dir, struct npl_outset *set, struct npl_diag *d)
+		       const char *dir, const struct npl_target_opts *o, struct npl_outset *set,
+		       struct npl_diag *d)
 {
-	return tg ? tg->render(plan, t, dir, set, d) : npl_render_bundle(plan, t, dir, set, d);
+	return tg ? tg->render(plan, t, dir, o, set, d) : npl_render_bundle(plan, t, dir, set, d);
+}
+
+/* The target whose value a site key without a script variable is: the one whose prefix it has
+ * (slurm-partition), else the container targets' (image, namespace). */
+static const char *owner_of(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(targets); i++) {
+		const char *p = targets[i].target ? targets[i].target->site_prefix : NULL;
+
+		if (p && !strncmp(key, p, strlen(p)))
+			return targets[i].name;
+	}
+	return "k8s, rbg or docker";
+}
+
+/* The site values that contradict the target: another target's values (a site file may hold
+ * every target's), addresses for a target whose engine allocates the nodes. */
+static int target_site_ok(const struct npl_target *tg, const struct npl_site *flags, const struct npl_site *all)
+{
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *key = npl_site_key_name(k), *owner;
+		int mine;
+
+		if (!npl_site_var(k) && flags->key[k].n) {
+			owner = owner_of(key);
+			mine = tg && (tg->site_prefix ? !strncmp(key, tg->site_prefix, strlen(tg->site_prefix))
+						      : !strcmp(owner, "k8s, rbg or docker"));
+			if (!mine)
+				return npl_cli_usage_error("render", "--%s is a value of --target %s", key, owner);
+		}
+		if (tg && tg->allocates && npl_site_is_list(k) && npl_site_var(k) && all->key[k].n)
+			return npl_cli_usage_error("render", "--%s: --target %s takes the nodes and their addresses from the allocation; drop it",
+						   key, tg->name);
+	}
+	return 0;
 }
 
 static void help(void)
 {
-	puts("usage: npulaunch render ID|QUERY [--target T] [site values] [overrides] [-o DIR] [--check]\n"
+	fputs("usage: npulaunch render ID|QUERY [--target T [--bench]] [site values] [overrides] [-o DIR] [--check]\n"
 	     "       npulaunch render --all [--target T] [site values] -o DIR [--check]\n"
 	     "\n"
 	     "Write one self-contained launch script per role (pd-mixed.sh, or prefill.sh,\n"
@@ -48,8 +89,15 @@ static void help(void)
 	     "  --target T        scripts (the default); k8s: LeaderWorkerSets, the router's\n"
 	     "                    Deployment, Services, the scripts in a ConfigMap (kubectl\n"
 	     "                    apply -k DIR); rbg: one RoleBasedGroup instead; docker: a\n"
-	     "                    docker or podman run script per role (docs/kubernetes.md)\n"
-	     "  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
+	     "                    docker or podman run script per role (docs/kubernetes.md);\n"
+	     "                    slurm: also slurm.sbatch, one batch job for the deployment\n"
+	     "                    (sbatch it in the bundle), and the slurm-step.sh its steps run;\n"
+	     "                    the nodes and their addresses come from the allocation\n"
+	     "                    (docs/slurm.md)\n"
+	     "  --bench           (slurm) the job runs the benchmark once the entry point\n"
+	     "                    answers, then npulaunch verify; it ends with the verdict\n"
+	     , stdout);
+	puts("  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
 	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
 	     "                    covers wins; 64k+1k, 1024x1024 (30)+1024, 1080p_30+256),\n"
 	     "                    --prefix-cache PCT, --cards N (available; the most used wins),\n"
@@ -65,6 +113,12 @@ static void help(void)
 	     "                    --model-volume hostpath|pvc:CLAIM  --model-mount DIR\n"
 	     "                    --scheduler NAME  --gang[=false]  --tune[=false]\n"
 	     "                    --privileged[=false]  --shm-size 64Gi  --container-runtime R\n"
+	     "  slurm values      --slurm-partition P  --slurm-account A  --slurm-time LIMIT\n"
+	     "                    --slurm-gres NAME (--gres=NAME:cards per node)\n"
+	     "                    --slurm-log-dir DIR (default: the bundle's logs/)\n"
+	     "                    --slurm-router-node NODE (default: the first node)\n"
+	     "                    --slurm-npulaunch PATH (npulaunch on the nodes: the steps\n"
+	     "                    run npulaunch apply instead of the role scripts)\n"
 	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
 	     "                    --unset-env [ROLE:]K  --force\n"
 	     "  --allow-unknown-flag  let through a flag SGLang's registry does not know (a warning)\n"
@@ -76,7 +130,8 @@ static void help(void)
 	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
 	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current\n"
 	     "  npulaunch render deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --target k8s \\\n"
-	     "      --model-path /models/dsv4 --ifname eth0 -o k8s/ && kubectl apply -k k8s/");
+	     "      --model-path /models/dsv4 --ifname eth0 -o k8s/ && kubectl apply -k k8s/\n"
+	     "  npulaunch render kimi-k2.6 --tpot 50ms --target slurm --slurm-gres npu -o job/");
 }
 
 static void waiting(const char *dir)
@@ -84,7 +139,7 @@ static void waiting(const char *dir)
 	fprintf(stderr, "npulaunch: render: waiting for another npulaunch writing into '%s'\n", dir);
 }
 
-static const char *missing_list(struct npl_arena *a, const cJSON *plan)
+static const char *missing_list(struct npl_arena *a, const cJSON *plan, int allocated)
 {
 	const cJSON *need, *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
 	const char *s = NULL;
@@ -92,7 +147,8 @@ static const char *missing_list(struct npl_arena *a, const cJSON *plan)
 	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
 		const char *key = npl_json_str(need, "key");
 
-		if (cJSON_GetObjectItemCaseSensitive(site, key))
+		if (cJSON_GetObjectItemCaseSensitive(site, key) ||
+		    (allocated && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list"))))
 			continue;
 		s = s ? npl_arena_printf(a, "%s, --%s (%s)", s, key, npl_json_str(need, "var"))
 		      : npl_arena_printf(a, "--%s (%s)", key, npl_json_str(need, "var"));
@@ -101,8 +157,8 @@ static const char *missing_list(struct npl_arena *a, const cJSON *plan)
 }
 
 static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_cli_recipe_opts *ro,
-		      const struct npl_target *tg, struct npl_templates *t, struct npl_outset *set,
-		      const char *dir)
+		      const struct npl_target *tg, const struct npl_target_opts *to, struct npl_templates *t,
+		      struct npl_outset *set, const char *dir)
 {
 	int i, rc = 0;
 
@@ -129,7 +185,7 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 		}
 		sub = npl_arena_printf(&cli->arena, "%s/%s", dir, R->id);
 		/* a target refuses site values (missing, or not for it): a usage error */
-		if (render_plan(tg, plan, t, dir ? sub : R->id, set, &cli->diag) && !rc)
+		if (render_plan(tg, plan, t, dir ? sub : R->id, to, set, &cli->diag) && !rc)
 			rc = tg ? NPL_EXIT_USAGE : NPL_EXIT_INVALID;
 		cJSON_Delete(plan);
 	}
@@ -144,6 +200,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		{"check", no_argument, NULL, 'c'},
 		{"templates", required_argument, NULL, 't'},
 		{"target", required_argument, NULL, 'T'},
+		{"bench", no_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -153,6 +210,8 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_outset set = {0};
 	struct npl_db db;
 	const struct npl_target *tg = NULL;
+	struct npl_target_opts to = {0, 0};
+	static const struct npl_site none;
 	const char *dir = NULL;
 	int all = 0, check = 0, c, rc = NPL_EXIT_OK, i;
 	size_t k;
@@ -172,12 +231,13 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 				if (!strcmp(targets[k].name, optarg))
 					break;
 			if (k == NPL_ARRAY_SIZE(targets)) {
-				rc = npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker)", optarg);
+				rc = npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker, slurm)", optarg);
 				goto out;
 			}
 			tg = targets[k].target;
 			ro.target = tg ? &tg->plan : NULL;
 			break;
+		case 'b': to.bench = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -223,10 +283,17 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			d[--n] = '\0';
 		dir = d;
 	}
-	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
+	if (to.bench && !(tg && tg->bench)) {
+		rc = npl_cli_usage_error("render", "--bench is for a job that runs the deployment: give --target slurm");
+		goto out;
+	}
+	to.all = all;
+	/* the flags' values, then the site file's (addresses too) */
+	if ((rc = target_site_ok(tg, &ro.site, &ro.site)) || (rc = npl_cli_site(cli, &ro)) ||
+	    (rc = target_site_ok(tg, &none, &ro.site)) || (rc = npl_cli_open_db(cli, &db)))
 		goto out;
 	if (all) {
-		if ((rc = render_all(cli, &db, &ro, tg, &t, &set, dir))) {
+		if ((rc = render_all(cli, &db, &ro, tg, &to, &t, &set, dir))) {
 			npl_cli_flush(cli);
 			goto out;
 		}
@@ -242,15 +309,15 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
 		if (!plan)
 			goto out;
-		rc = render_plan(tg, plan, &t, dir ? dir : "", &set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
-		missing = missing_list(&cli->arena, plan);
+		rc = render_plan(tg, plan, &t, dir ? dir : "", &to, &set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
+		missing = missing_list(&cli->arena, plan, tg && tg->allocates);
 		cJSON_Delete(plan);
 		npl_cli_flush(cli);
 		if (rc)
 			goto out;
-		if (missing && !check && !tg)
-			fprintf(stderr, "npulaunch: %s: not given: %s; the scripts stop until they are set\n",
-				R->id, missing);
+		if (missing && !check && (!tg || tg->allocates))
+			fprintf(stderr, "npulaunch: %s: not given: %s; the %s until they are set\n",
+				R->id, missing, tg ? "job stops" : "scripts stop");
 	}
 	if (dir)
 		npl_out_own_dir(&set, dir);

@@ -21,7 +21,7 @@ _npulaunch() {
 		esac
 	done
 	case $prev in
-	--recipes | --templates | -o | --output | --root | --site | --journal)
+	--recipes | --templates | -o | --output | --root | --site | --journal | --slurm-log-dir | --slurm-npulaunch)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
@@ -31,6 +31,10 @@ _npulaunch() {
 		;;
 	--mode)
 		mapfile -t COMPREPLY < <(compgen -W "pd-mixed pd-disagg" -- "$cur")
+		return 0
+		;;
+	--target)
+		mapfile -t COMPREPLY < <(compgen -W "scripts slurm" -- "$cur")
 		return 0
 		;;
 	--probe)
@@ -49,7 +53,8 @@ _npulaunch() {
 		;;
 	--model-path | --draft-model-path | --tpot | --ttft | --dataset | --prefix-cache | --cards | \
 		--ifname | --node-ip | --prefill-ip | --decode-ip | --set | --unset | --env | \
-		--unset-env | --timeout | --cpus)
+		--unset-env | --timeout | --cpus | --slurm-partition | --slurm-account | --slurm-time | \
+		--slurm-gres | --slurm-router-node)
 		return 0
 		;;
 	--target)

@@ -37,6 +37,13 @@ static const struct {
 	{"privileged", NULL, NULL, 0},
 	{"shm-size", NULL, NULL, 0},
 	{"container-runtime", NULL, NULL, 0},
+	{"slurm-partition", NULL, NULL, 0},
+	{"slurm-account", NULL, NULL, 0},
+	{"slurm-time", NULL, NULL, 0},
+	{"slurm-gres", NULL, NULL, 0},
+	{"slurm-log-dir", NULL, NULL, 0},
+	{"slurm-router-node", NULL, NULL, 0},
+	{"slurm-npulaunch", NULL, NULL, 0},
 };
 
 static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value, const char *what,
@@ -101,6 +108,109 @@ int npl_ifname_ok(const char *s)
 	return 1;
 }
 
+/* 1 when s is n words of chars joined by sep (sep 0: one word), each 1 to 64 long. */
+static int words_of(const char *s, const char *chars, char sep)
+{
+	size_t len = 0;
+
+	for (;; s++) {
+		if (*s == '\0' || (sep && *s == sep)) {
+			if (len == 0 || len > 64)
+				return 0;
+			if (*s == '\0')
+				return 1;
+			len = 0;
+		} else if (!strchr(chars, *s)) {
+			return 0;
+		} else {
+			len++;
+		}
+	}
+}
+
+/* 1 when s is a number of 1 to 6 digits; *s moved past it. */
+static int digits(const char **s)
+{
+	int n = 0;
+
+	while (**s >= '0' && **s <= '9' && n < 7) {
+		(*s)++;
+		n++;
+	}
+	return n > 0 && n < 7;
+}
+
+/* Slurm's time limits: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED/INFINITE. */
+static int slurm_time_ok(const char *s)
+{
+	int parts = 1;
+
+	if (!strcmp(s, "UNLIMITED") || !strcmp(s, "INFINITE") || !strcmp(s, "unlimited") ||
+	    !strcmp(s, "infinite"))
+		return 1;
+	if (!digits(&s))
+		return 0;
+	if (*s == '-') {
+		s++;
+		if (!digits(&s))
+			return 0;
+	}
+	while (*s == ':') {
+		s++;
+		if (!digits(&s))
+			return 0;
+		parts++;
+	}
+	return *s == '\0' && parts <= 3;
+}
+
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+/* The values of render --target slurm, checked as sbatch would take them in an #SBATCH line. */
+static int slurm_value(enum npl_site_key k, const char *value, const char *what, const struct npl_loc *where,
+		       struct npl_diag *d)
+{
+	switch (k) {
+	case NPL_SITE_SLURM_PARTITION:
+		if (!words_of(value, NAME_CHARS, ','))
+			return npl_error(d, where, "%s '%s' is not a partition name (letters, digits, '_', '.', '-'; several joined by ',')",
+					 what, value);
+		return 0;
+	case NPL_SITE_SLURM_ACCOUNT:
+		if (!words_of(value, NAME_CHARS, 0))
+			return npl_error(d, where, "%s '%s' is not an account name (letters, digits, '_', '.', '-')", what, value);
+		return 0;
+	case NPL_SITE_SLURM_TIME:
+		if (!slurm_time_ok(value))
+			return npl_error(d, where, "%s '%s' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)",
+					 what, value);
+		return 0;
+	case NPL_SITE_SLURM_GRES: {
+		const char *type = strchr(value, ':');
+
+		/* NAME:8 would be read as a count: the count is the hardware profile's */
+		if (!words_of(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", ':') ||
+		    (type && (strchr(type + 1, ':') || strspn(type + 1, "0123456789") == strlen(type + 1))))
+			return npl_error(d, where, "%s '%s' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)",
+					 what, value);
+		return 0;
+	}
+	case NPL_SITE_SLURM_ROUTER_NODE:
+		if (!words_of(value, NAME_CHARS, 0))
+			return npl_error(d, where, "%s '%s' is not a node name (letters, digits, '_', '.', '-')", what, value);
+		return 0;
+	case NPL_SITE_SLURM_LOG_DIR:
+	case NPL_SITE_SLURM_NPULAUNCH:
+		if (value[0] != '/')
+			return npl_error(d, where, "%s must be an absolute path, not '%s'", what, value);
+		if (strpbrk(value, "\n\r"))
+			return npl_error(d, where, "%s must not contain a line break", what);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
 		 const struct npl_loc *where, struct npl_diag *d)
 {
@@ -120,6 +230,16 @@ int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k
 		what = flag;
 	}
 	switch (k) {
+	case NPL_SITE_SLURM_PARTITION:
+	case NPL_SITE_SLURM_ACCOUNT:
+	case NPL_SITE_SLURM_TIME:
+	case NPL_SITE_SLURM_GRES:
+	case NPL_SITE_SLURM_LOG_DIR:
+	case NPL_SITE_SLURM_ROUTER_NODE:
+	case NPL_SITE_SLURM_NPULAUNCH:
+		if (slurm_value(k, value, what, where, d))
+			return -1;
+		break;
 	case NPL_SITE_MODEL_PATH:
 	case NPL_SITE_DRAFT_MODEL_PATH:
 		if (value[0] != '/')

@@ -127,9 +127,10 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	return v;
 }
 
-static int render_docker(const cJSON *plan, struct npl_templates *t, const char *dir, struct npl_outset *set,
-			 struct npl_diag *d)
+static int render_docker(const cJSON *plan, struct npl_templates *t, const char *dir,
+			 const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
+	(void)o;
 	struct npl_buf pre = NPL_BUF_INIT, note = NPL_BUF_INIT;
 	const char *prefix;
 	const cJSON *role;
@@ -174,4 +175,7 @@ const struct npl_target npl_target_docker = {
 	{"docker", NULL, NULL, 1},
 	render_docker,
 	"the scripts and a docker (or podman) run script per role, for nodes without Kubernetes",
+	0,
+	0,
+	NULL,
 };

@@ -922,15 +922,17 @@ out:
 	return k.rc ? -1 : 0;
 }
 
-static int render_lws(const cJSON *plan, struct npl_templates *t, const char *dir, struct npl_outset *set,
-		      struct npl_diag *d)
+static int render_lws(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
+	(void)o;
 	return render(&npl_target_k8s, 0, plan, t, dir, set, d);
 }
 
-static int render_rbg(const cJSON *plan, struct npl_templates *t, const char *dir, struct npl_outset *set,
-		      struct npl_diag *d)
+static int render_rbg(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
+	(void)o;
 	return render(&npl_target_rbg, 1, plan, t, dir, set, d);
 }
 
@@ -939,6 +941,9 @@ const struct npl_target npl_target_k8s = {
 	{"k8s", "0.0.0.0", "render --target k8s: the router's and the PD-mixed server's Services reach them from other pods", 1},
 	render_lws,
 	"LeaderWorkerSets, the router's Deployment, Services, the scripts in a ConfigMap (kubectl apply -k)",
+	0,
+	0,
+	NULL,
 };
 
 const struct npl_target npl_target_rbg = {
@@ -946,4 +951,7 @@ const struct npl_target npl_target_rbg = {
 	{"rbg", "0.0.0.0", "render --target rbg: the router's and the PD-mixed server's Services reach them from other pods", 1},
 	render_rbg,
 	"one RoleBasedGroup (v1alpha2) with the same roles, Services, the scripts in a ConfigMap",
+	0,
+	0,
+	NULL,
 };

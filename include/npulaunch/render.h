@@ -30,9 +30,11 @@ int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *di
 /* Render one role's script into out. */
 int npl_render_role(const cJSON *plan, const cJSON *role, struct npl_templates *t,
 		    struct npl_buf *out, struct npl_diag *d);
-/* Render the template name ("k8s/entrypoint.sh.tmpl") over view, values shell-quoted. */
-int npl_render_template(const char *name, const cJSON *view, struct npl_templates *t, struct npl_buf *out,
-			struct npl_diag *d);
+/* Render the template name (a path below templates/: "k8s/entrypoint.sh.tmpl",
+ * "slurm/slurm.sbatch.tmpl") over view into out, values shell-quoted as plan values (site
+ * references become the scripts' variables). */
+int npl_render_template(const char *name, const cJSON *view, struct npl_templates *t,
+			struct npl_buf *out, struct npl_diag *d);
 /* The manifest: the plan as formatted JSON with a final newline (malloc'ed). */
 char *npl_render_manifest(const cJSON *plan);
 /* Free the template cache. */

@@ -37,6 +37,14 @@ enum npl_site_key {
 	NPL_SITE_PRIVILEGED,
 	NPL_SITE_SHM_SIZE,
 	NPL_SITE_RUNTIME,
+	/* render --target slurm: values of the batch job, never variables of the role scripts */
+	NPL_SITE_SLURM_PARTITION,
+	NPL_SITE_SLURM_ACCOUNT,
+	NPL_SITE_SLURM_TIME,
+	NPL_SITE_SLURM_GRES,
+	NPL_SITE_SLURM_LOG_DIR,
+	NPL_SITE_SLURM_ROUTER_NODE,
+	NPL_SITE_SLURM_NPULAUNCH,
 	NPL_SITE_COUNT,
 };
 
@@ -52,8 +60,8 @@ struct npl_site {
 
 /* The key as written in flags and site files ("model-path"). */
 const char *npl_site_key_name(enum npl_site_key k);
-/* The variable that holds it in generated scripts ("MODEL_PATH", "PREFILL_IPS"); NULL for a
- * cluster value, which no script reads. */
+/* The variable that holds it in generated scripts ("MODEL_PATH", "PREFILL_IPS"); NULL for the
+ * values of an output target (a cluster value, slurm-partition), which no role script holds. */
 const char *npl_site_var(enum npl_site_key k);
 /* For address lists: the variable with the URL form of each address ("PREFILL_HOSTS"). */
 const char *npl_site_host_var(enum npl_site_key k);

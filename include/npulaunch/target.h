@@ -3,7 +3,9 @@
  * Each runs the rendered role scripts where a cluster runs things: k8s
  * (a LeaderWorkerSet per server role, the router as a Deployment, Services,
  * the scripts in a ConfigMap; kubectl apply -k), rbg (the same roles in one
- * RoleBasedGroup) and docker (a docker or podman run script per role). A
+ * RoleBasedGroup), docker (a docker or podman run script per role) and slurm
+ * (one batch job per deployment, slurm.sbatch, and the wrapper its steps run,
+ * slurm-step.sh, from templates/slurm/). A
  * target reads only the plan, resolved for it as its npl_plan_target asks
  * (the container block: the hardware's container facts and the cluster site
  * values), and adds its files to an output set. target.c holds what the
@@ -22,17 +24,26 @@
 #include "npulaunch/plan.h"
 #include "npulaunch/render.h"
 
+/* What render's options ask of a target. */
+struct npl_target_opts {
+	int bench;   /* --bench: the job runs the benchmark once the entry point answers, then verify */
+	int all;     /* render --all: a site value that one recipe has no use for is not an error */
+};
+
 struct npl_target {
 	const char *name;
 	struct npl_plan_target plan;   /* what it asks of the resolver */
 	/* Render the plan's files into set, under dir ("" for bare names); notes for the user
 	 * (what the nodes then need) are added to d as notes. */
-	int (*render)(const cJSON *plan, struct npl_templates *t, const char *dir, struct npl_outset *set,
-		      struct npl_diag *d);
+	int (*render)(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d);
 	const char *summary;           /* one line for render --help */
+	int allocates;                 /* its engine gives the nodes and their addresses: none may be given */
+	int bench;                     /* it takes --bench */
+	const char *site_prefix;       /* its own site values begin so ("slurm-"); NULL: the cluster values */
 };
 
-extern const struct npl_target npl_target_k8s, npl_target_rbg, npl_target_docker;
+extern const struct npl_target npl_target_k8s, npl_target_rbg, npl_target_docker, npl_target_slurm;
 
 /* ---- shared by the targets (target.c) ------------------------------------ */
 

@@ -10,7 +10,7 @@ export NPULAUNCH_CACHE="$T/cache"
 # scripts skip their preflight checks (tests/cli/test_preflight.sh runs them, with
 # NPULAUNCH_PREFLIGHT unset)
 export NPULAUNCH_PREFLIGHT=0
-trap 'rm -rf "$T"' EXIT
+[[ -n ${NPL_KEEP:-} ]] || trap 'rm -rf "$T"' EXIT
 nfail=0
 
 fail() {

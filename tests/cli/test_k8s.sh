@@ -118,7 +118,7 @@ expect_grep "$T/err" "--model-mount is where a claim is mounted"
 expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" --container-runtime podman
 expect_grep "$T/err" "error: render --target k8s has no use for --container-runtime (the docker target's: the kubelet runs the containers)"
 expect_rc 2 "$NPL" render $ID --target kubernetes
-expect_grep "$T/err" "unknown target 'kubernetes' (scripts, k8s, rbg, docker)"
+expect_grep "$T/err" "unknown target 'kubernetes' (scripts, k8s, rbg, docker, slurm)"
 printf 'model-path: /models/m\nifname: eth0\ngang: sure\n' >"$T/site.yaml"
 expect_rc 2 "$NPL" render $ID --target rbg --site "$T/site.yaml"
 expect_grep "$T/err" "site.yaml:3:7: error: --gang takes true or false, not 'sure'"

@@ -107,6 +107,14 @@ static void test_key_tables(void **state)
 		{NPL_SITE_PRIVILEGED, "privileged", NULL, NULL, 0},
 		{NPL_SITE_SHM_SIZE, "shm-size", NULL, NULL, 0},
 		{NPL_SITE_RUNTIME, "container-runtime", NULL, NULL, 0},
+		/* render --target slurm's: no variable of the role scripts holds them */
+		{NPL_SITE_SLURM_PARTITION, "slurm-partition", NULL, NULL, 0},
+		{NPL_SITE_SLURM_ACCOUNT, "slurm-account", NULL, NULL, 0},
+		{NPL_SITE_SLURM_TIME, "slurm-time", NULL, NULL, 0},
+		{NPL_SITE_SLURM_GRES, "slurm-gres", NULL, NULL, 0},
+		{NPL_SITE_SLURM_LOG_DIR, "slurm-log-dir", NULL, NULL, 0},
+		{NPL_SITE_SLURM_ROUTER_NODE, "slurm-router-node", NULL, NULL, 0},
+		{NPL_SITE_SLURM_NPULAUNCH, "slurm-npulaunch", NULL, NULL, 0},
 	};
 	size_t i;
 
@@ -131,6 +139,84 @@ static void test_key_tables(void **state)
 	assert_int_equal(npl_site_key_from_name("model-path "), -1);
 	assert_int_equal(npl_site_key_from_name("node-ips"), -1);
 	assert_int_equal(npl_site_key_from_name(""), -1);
+}
+
+/* ---- render --target slurm's values ------------------------------------------ */
+
+/* set KEY VALUE: 0 and stored as given, or -1 and the one message want. */
+static void slurm_ok(struct fx *f, enum npl_site_key k, const char *value)
+{
+	assert_int_equal(npl_site_set(&f->s, &f->a, k, value, NULL, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_string_equal(f->s.key[k].v[0], value);
+}
+
+static void slurm_bad(struct fx *f, enum npl_site_key k, const char *value, const char *want)
+{
+	npl_diag_release(&f->d);
+	memset(&f->d, 0, sizeof(f->d));
+	memset(&f->s, 0, sizeof(f->s));
+	assert_int_equal(npl_site_set(&f->s, &f->a, k, value, NULL, &f->d), -1);
+	assert_only_error(&f->d, want);
+	assert_int_equal(f->s.key[k].n, 0);
+}
+
+static void test_set_slurm(void **state)
+{
+	struct fx *f = *state;
+	static const char *const times[] = {"30", "30:00", "1:30:00", "2-0", "2-12:00", "2-12:00:00", "UNLIMITED",
+					     "infinite"};
+	size_t i;
+
+	slurm_ok(f, NPL_SITE_SLURM_PARTITION, "npu");
+	slurm_ok(f, NPL_SITE_SLURM_PARTITION, "a3_16,a3-16.b");
+	slurm_ok(f, NPL_SITE_SLURM_ACCOUNT, "llm-serving");
+	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		slurm_ok(f, NPL_SITE_SLURM_TIME, times[i]);
+	slurm_ok(f, NPL_SITE_SLURM_GRES, "npu");
+	slurm_ok(f, NPL_SITE_SLURM_GRES, "npu:910c");
+	slurm_ok(f, NPL_SITE_SLURM_LOG_DIR, "/shared/logs");
+	slurm_ok(f, NPL_SITE_SLURM_ROUTER_NODE, "cpu-node.01");
+	slurm_ok(f, NPL_SITE_SLURM_NPULAUNCH, "/opt/npulaunch/bin/npulaunch");
+
+	slurm_bad(f, NPL_SITE_SLURM_PARTITION, "npu a3",
+		  "error: --slurm-partition 'npu a3' is not a partition name (letters, digits, '_', '.', '-'; several joined by ',')");
+	slurm_bad(f, NPL_SITE_SLURM_PARTITION, "npu,",
+		  "error: --slurm-partition 'npu,' is not a partition name (letters, digits, '_', '.', '-'; several joined by ',')");
+	slurm_bad(f, NPL_SITE_SLURM_ACCOUNT, "a$(x)",
+		  "error: --slurm-account 'a$(x)' is not an account name (letters, digits, '_', '.', '-')");
+	slurm_bad(f, NPL_SITE_SLURM_TIME, "1 day",
+		  "error: --slurm-time '1 day' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)");
+	slurm_bad(f, NPL_SITE_SLURM_TIME, "1:2:3:4",
+		  "error: --slurm-time '1:2:3:4' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)");
+	slurm_bad(f, NPL_SITE_SLURM_TIME, "",
+		  "error: --slurm-time '' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)");
+	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu:8:x",
+		  "error: --slurm-gres 'npu:8:x' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu:8",
+		  "error: --slurm-gres 'npu:8' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+	slurm_bad(f, NPL_SITE_SLURM_GRES, "npu,gpu",
+		  "error: --slurm-gres 'npu,gpu' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+	slurm_bad(f, NPL_SITE_SLURM_ROUTER_NODE, "node[1-2]",
+		  "error: --slurm-router-node 'node[1-2]' is not a node name (letters, digits, '_', '.', '-')");
+	slurm_bad(f, NPL_SITE_SLURM_LOG_DIR, "logs", "error: --slurm-log-dir must be an absolute path, not 'logs'");
+	slurm_bad(f, NPL_SITE_SLURM_NPULAUNCH, "/a\nb", "error: --slurm-npulaunch must not contain a line break");
+}
+
+static void test_load_slurm(void **state)
+{
+	struct fx *f = *state;
+	static const char *const part[] = {"npu"};
+
+	assert_int_equal(load(f, "slurm-partition: npu\nslurm-time: 2-0\nslurm-router-node: [a, b]\n"
+				 "slurm-gres: npu:8:x\n"),
+			 -1);
+	assert_int_equal(f->d.n, 2);
+	assert_diag(&f->d, 0, "site.yaml:3:20: error: 'slurm-router-node' must be a single value");
+	assert_diag(&f->d, 1,
+		    "site.yaml:4:13: error: --slurm-gres 'npu:8:x' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+	assert_values(&f->s, NPL_SITE_SLURM_PARTITION, part, 1);
+	assert_int_equal(f->s.key[NPL_SITE_SLURM_TIME].n, 1);
 }
 
 /* ---- addresses and interface names ------------------------------------------ */
@@ -424,7 +510,7 @@ static void test_load_unknown_keys_all_reported(void **state)
 	assert_int_equal(load(f, "ifname: eth0\n  \ncolour: red\nnode_ip: 10.0.0.1\n"), -1);
 	assert_int_equal(f->d.n, 2);
 	assert_diag(&f->d, 0,
-		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip, image, router-image, registry, namespace, name-prefix, npu-resource, npu-unit, model-volume, model-mount, node-selector, scheduler, gang, tune, privileged, shm-size, container-runtime)");
+		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip, image, router-image, registry, namespace, name-prefix, npu-resource, npu-unit, model-volume, model-mount, node-selector, scheduler, gang, tune, privileged, shm-size, container-runtime, slurm-partition, slurm-account, slurm-time, slurm-gres, slurm-log-dir, slurm-router-node, slurm-npulaunch)");
 	assert_diag(&f->d, 1, "site.yaml:4:1: error: unknown site key 'node_ip' (did you mean 'node-ip'?)");
 	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
 	assert_int_equal(f->s.key[NPL_SITE_NODE_IP].n, 0);
@@ -676,6 +762,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_tables),
+		cmocka_unit_test_setup_teardown(test_set_slurm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_slurm, setup, teardown),
 		cmocka_unit_test(test_ip_canonical),
 		cmocka_unit_test(test_ifname_ok),
 		cmocka_unit_test_setup_teardown(test_set_model_path, setup, teardown),

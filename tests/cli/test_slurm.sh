@@ -1,0 +1,332 @@
+# test_slurm.sh: render --target slurm. Everywhere: the batch job's shape pinned by golden files
+# (8-card mixed, 1P1D with a two-node decode, 2P1D), shellcheck over every recipe's job, the
+# Slurm site values and their messages, role scripts that no Slurm value changes. As root with
+# Slurm installed (tests/install-deps.sh): a real Slurm cluster of three nodes on this machine
+# (tests/slurm/cluster.sh: each node in its own network, UTS and mount namespace, its own fake
+# host root) runs the 1P1D job with the two-node decode against a stand-in SGLang
+# (tests/slurm/fake): with the role scripts and with npulaunch apply in the steps, each rank
+# receiving the plan's argv and environment (tests/slurm/check_records.py against
+# manifest.json), the roots tuned while it runs and put back byte for byte when it ends; the
+# benchmark and its verdict; one decode rank killed ends the job as failed within 10 s; scancel
+# ends it; a short allocation and a missing site value stop it before any step. Nothing leaves
+# the namespaces and loopback. NPL_REGEN=1 writes the golden files instead of comparing.
+# as root it makes namespaces and writes below $T: never without lib.sh's $T
+. "$(dirname "$0")/lib.sh" || exit 1
+[[ -d ${T:-} ]] || exit 1
+S=$NPL_SRC/tests/slurm
+SH=(--recipes "$NPL_DATA/recipes/good/shapes")
+D2=shape-moe-w8a8-1p1d-24p-decode2n-50ms
+MIXED=shape-moe-w8a8-8p-spec-null-50ms
+P2=shape-moe-w8a8-2p1d-24p-in8k-out1k-50ms
+
+# ---- the job's shape, pinned --------------------------------------------------------------
+# golden NAME ID ARGS...: render ID --target slurm ARGS and compare slurm.sbatch and
+# slurm-step.sh with tests/slurm/expected/NAME.* (the version in the header left out)
+golden() {
+	local name=$1 id=$2 f
+	shift 2
+	expect_rc 0 "$NPL" "${SH[@]}" render "$id" --target slurm "$@" -o "$T/g/$name"
+	for f in slurm.sbatch slurm-step.sh; do
+		sed -E 's/npulaunch [0-9]+\.[0-9]+\.[0-9]+[^ ]*/npulaunch VERSION/' "$T/g/$name/$f" >"$T/g/$name.$f"
+		if [[ -n ${NPL_REGEN:-} ]]; then
+			cp "$T/g/$name.$f" "$S/expected/$name.$f"
+		elif ! diff -u "$S/expected/$name.$f" "$T/g/$name.$f" >"$T/diff"; then
+			fail "$name: $f differs from tests/slurm/expected/$name.$f (NPL_REGEN=1 writes it): $(head -c 3000 "$T/diff")"
+		fi
+	done
+}
+golden mixed-8p "$MIXED" --model-path /models/m --ifname eth0 --slurm-partition npu,npu-b \
+	--slurm-account llm --slurm-time 2-00:00:00 --slurm-gres npu --slurm-log-dir "/shared/npl logs" --bench
+golden 1p1d-decode2n "$D2" --ifname eth0 --slurm-gres npu:910c --slurm-router-node node3
+golden 2p1d "$P2" --model-path /models/m --ifname eth0 --slurm-npulaunch /opt/npulaunch/bin/npulaunch --bench
+# what the files say, beyond their bytes
+expect_grep "$T/g/mixed-8p/slurm.sbatch" '#SBATCH --gres=npu:8'
+expect_grep "$T/g/mixed-8p/slurm.sbatch" '#SBATCH --partition=npu,npu-b'
+expect_grep "$T/g/mixed-8p/slurm.sbatch" "npl_logs='/shared/npl logs'/\$SLURM_JOB_ID"
+expect_nogrep "$T/g/mixed-8p/slurm.sbatch" 'npl_need'
+expect_grep "$T/g/1p1d-decode2n/slurm.sbatch" '#SBATCH --nodes=3'
+expect_grep "$T/g/1p1d-decode2n/slurm.sbatch" '#SBATCH --nodelist=node3'
+expect_grep "$T/g/1p1d-decode2n/slurm.sbatch" 'npl_need MODEL_PATH model-path'
+expect_grep "$T/g/1p1d-decode2n/slurm.sbatch" 'npl_start decode-0 --nodes=2 --ntasks=2'
+expect_nogrep "$T/g/1p1d-decode2n/slurm.sbatch" 'npl_start bench'
+expect_nogrep "$T/g/1p1d-decode2n/slurm.sbatch" '#SBATCH --partition'
+expect_grep "$T/g/2p1d/slurm.sbatch" 'npl_start prefill-1 --nodes=1'
+expect_grep "$T/g/2p1d/slurm.sbatch" '#SBATCH --nodes=3'
+expect_nogrep "$T/g/2p1d/slurm.sbatch" '#SBATCH --gres'
+expect_grep "$T/g/2p1d/slurm-step.sh" "npl_npulaunch=/opt/npulaunch/bin/npulaunch"
+
+# ---- shellcheck: every recipe's job, with and without the benchmark ------------------------
+if command -v shellcheck >/dev/null; then
+	expect_rc 0 "$NPL" "${SH[@]}" render --all --target slurm -o "$T/all"
+	expect_rc 0 "$NPL" "${SH[@]}" render --all --target slurm --bench --slurm-npulaunch /usr/bin/npulaunch \
+		--slurm-gres npu --slurm-router-node n1 -o "$T/allb"
+	n=$(find "$T/all" "$T/allb" -name slurm.sbatch | wc -l)
+	((n >= 2 * 80)) || fail "render --all --target slurm gave $n jobs"
+	# many recipes share a shape, their files differing only by the recipe's id and title:
+	# one of each
+	for d in "$T"/all*/*/; do
+		for f in slurm.sbatch slurm-step.sh; do
+			sed -e "s/$(basename "$d")/ID/g" -e '2,4d' "$d/$f" >"$T/one"
+			h=$(md5sum <"$T/one" | cut -c1-32)
+			[[ -e $T/sc-$h.sh ]] || cp "$T/one" "$T/sc-$h.sh"
+		done
+	done
+	shellcheck "$T"/sc-*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
+else
+	fail "shellcheck is not installed (the README's first command installs it)"
+fi
+
+# ---- the site values and their messages ---------------------------------------------------
+R=("$NPL" "${SH[@]}" render "$D2")
+expect_rc 2 "${R[@]}" --target slurm --prefill-ip 10.0.0.1 --decode-ip 10.0.0.2 --decode-ip 10.0.0.3 -o "$T/x"
+expect_grep "$T/err" "npulaunch: render: --prefill-ip: --target slurm takes the nodes and their addresses from the allocation; drop it"
+[[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
+printf 'decode-ip: [10.0.0.2, 10.0.0.3]\n' >"$T/addr.yaml"
+expect_rc 2 "$NPL" "${SH[@]}" render --all --target slurm --site "$T/addr.yaml" -o "$T/x"
+expect_grep "$T/err" "npulaunch: render: --decode-ip: --target slurm takes the nodes and their addresses from the allocation; drop it"
+[[ ! -e $T/x ]] || fail "a refused render --all wrote $T/x"
+expect_rc 2 "$NPL" "${SH[@]}" render "$MIXED" --target slurm --slurm-router-node n1
+expect_grep "$T/err" "npulaunch: error: --slurm-router-node: recipe '$MIXED' has no router (pd-mixed): drop it"
+expect_rc 2 "${R[@]}" --target slurm --slurm-time '1 day'
+expect_grep "$T/err" "npulaunch: error: --slurm-time '1 day' is not a Slurm time limit (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED)"
+expect_rc 2 "${R[@]}" --target slurm --slurm-log-dir logs
+expect_grep "$T/err" "npulaunch: error: --slurm-log-dir must be an absolute path, not 'logs'"
+expect_rc 2 "${R[@]}" --target slurm --slurm-gres 'npu:8'
+expect_rc 0 "${R[@]}" --target slurm --slurm-gres 'npu:910c'
+expect_rc 2 "${R[@]}" --slurm-partition npu
+expect_grep "$T/err" "npulaunch: render: --slurm-partition is a value of --target slurm"
+expect_rc 2 "${R[@]}" --bench
+expect_grep "$T/err" "npulaunch: render: --bench is for a job that runs the deployment: give --target slurm"
+expect_rc 2 "${R[@]}" --target kubernetes
+expect_grep "$T/err" "npulaunch: render: unknown target 'kubernetes' (scripts, k8s, rbg, docker, slurm)"
+expect_rc 0 "$NPL" "${SH[@]}" show "$MIXED" --slurm-partition npu
+# a site file may hold the cluster's Slurm values for every target; a bad one is located
+printf 'model-path: /models/m\nslurm-partition: part-x\nslurm-time: "30"\n' >"$T/site.yaml"
+expect_rc 0 "${R[@]}" --site "$T/site.yaml" -o "$T/s1"
+expect_rc 0 "${R[@]}" --site "$T/site.yaml" --target slurm -o "$T/s2"
+expect_grep "$T/s2/slurm.sbatch" '#SBATCH --partition=part-x'
+expect_grep "$T/s2/slurm.sbatch" '#SBATCH --time=30'
+printf 'slurm-partiton: npu\nslurm-account: "a b"\n' >"$T/bad.yaml"
+expect_rc 2 "${R[@]}" --site "$T/bad.yaml" --target slurm
+expect_grep "$T/err" "bad.yaml:1:1: error: unknown site key 'slurm-partiton' (did you mean 'slurm-partition'?)"
+expect_grep "$T/err" "bad.yaml:2:16: error: --slurm-account 'a b' is not an account name (letters, digits, '_', '.', '-')"
+# the Slurm values never reach the role scripts: they are those of the scripts target
+for f in prefill.sh decode.sh router.sh bench.sh; do
+	cmp -s "$T/s1/$f" "$T/s2/$f" || fail "$f differs between --target scripts and --target slurm"
+done
+expect_nogrep "$T/s2/prefill.sh" 'part-x'
+expect_grep "$T/s2/manifest.json" '"slurm-partition":	"part-x"'
+# what the job needs from its environment, and what it does not (the addresses)
+expect_rc 0 "${R[@]}" --target slurm --ifname eth0 -o "$T/s3"
+expect_grep "$T/err" "npulaunch: $D2: not given: --model-path (MODEL_PATH); the job stops until they are set"
+# a recipe cannot put a Slurm value in a server's environment
+mkdir -p "$T/rec"
+cat >"$T/rec/r.yaml" <<'EOF'
+kind: recipe
+title: Shape-MoE W8A8 8P SLURM-ENV 50ms
+model: shape-moe
+hardware: ascend-a3
+cards: 8
+mode: pd-mixed
+quantization: W8A8 INT8
+dataset: 8k+1k
+tpot: 50ms
+env:
+  PART: {value: {site: slurm-partition}}
+bench: {dataset: random, input: 8000, output: 1000, concurrency: 32, prompts: 64}
+EOF
+cp "$NPL_DATA/recipes/good/shapes/model.yaml" "$T/rec/"
+expect_rc 5 "$NPL" --recipes "$T/rec" validate
+expect_grep "$T/err" "'slurm-partition' is not a site value an environment variable can hold"
+
+# ---- a real Slurm cluster -------------------------------------------------------------------
+skip_cluster() {
+	echo "SKIP: the Slurm cluster part: $*" >&2
+	finish
+	exit 0
+}
+((EUID == 0)) || skip_cluster "not root (it makes network namespaces and runs slurmd)"
+for c in slurmctld slurmd sbatch srun scontrol munged nsenter unshare ip flock python3 curl; do
+	command -v "$c" >/dev/null || [[ -x /usr/sbin/$c ]] ||
+		skip_cluster "$c is not installed (tests/install-deps.sh installs slurmctld, slurmd, slurm-client and munge)"
+done
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || skip_cluster "python3 is older than 3.10"
+# one cluster on the machine at a time (the namespaces and the bridge have fixed names)
+exec 9>/run/npl-slurm-test.lock
+flock -w 120 9 || { fail "another run has held /run/npl-slurm-test.lock for 120 s"; finish; }
+
+chmod 755 "$T"  # munge's socket is below it
+export NPL_SLURM_BASE=$T/slurm
+CL=$S/cluster.sh
+trap '"$CL" down >/dev/null 2>&1; rm -rf "$T"' EXIT
+t_start=$SECONDS
+# (the daemons must not keep the lock: 9>&-)
+"$CL" up >"$T/up" 2>&1 9>&- || { fail "the cluster did not come up: $(cat "$T/up")"; finish; }
+
+# each node's fake host root (NPULAUNCH_ROOT=BASE/root is a different one on each), and a copy
+mkroot() {
+	local r=$1 c f
+	for c in 0 1; do
+		mkdir -p "$r/sys/devices/system/cpu/cpu$c/cpufreq"
+		echo schedutil >"$r/sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"
+		echo "performance schedutil" >"$r/sys/devices/system/cpu/cpu$c/cpufreq/scaling_available_governors"
+	done
+	mkdir -p "$r/proc/sys/vm" "$r/proc/sys/kernel"
+	echo 60 >"$r/proc/sys/vm/swappiness"
+	echo 1 >"$r/proc/sys/kernel/numa_balancing"
+	printf '500000\n\n' >"$r/proc/sys/kernel/sched_migration_cost_ns"  # bytes a rewrite would lose
+	for f in ascend-toolkit/set_env.sh nnal/atb/set_env.sh; do
+		mkdir -p "$(dirname "$r/usr/local/Ascend/$f")"
+		echo ": sourced" >"$r/usr/local/Ascend/$f"
+	done
+}
+roots() {  # every file of the nodes' roots with its checksum
+	(cd "$NPL_SLURM_BASE/roots" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+for n in 1 2 3; do mkroot "$NPL_SLURM_BASE/roots/node$n"; done
+roots >"$T/roots.before"
+tuned() {  # NODE: its root is tuned as the hardware profile says
+	local r=$NPL_SLURM_BASE/roots/$1
+	[[ $(cat "$r/proc/sys/vm/swappiness" "$r/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor") == $'0\nperformance' ]]
+}
+reverted() {  # WHAT: the roots hold what they held before, byte for byte
+	roots >"$T/roots.after"
+	diff -u "$T/roots.before" "$T/roots.after" >"$T/diff" || fail "$1: the roots are not put back: $(cat "$T/diff")"
+}
+
+# the stand-in SGLang: python3/python on PATH, its modules on PYTHONPATH; npulaunch on PATH for
+# the verdict; a proxy set (the plan unsets it) that would go nowhere
+mkdir -p "$T/bin" "$T/rec"
+# the interpreter itself, not a wrapper that runs it by its full path (pyenv's shims): argv[0] stays python3
+py=$(python3 -c 'import sys; print(sys.executable)')
+ln -s "$py" "$T/bin/python3"
+ln -s "$py" "$T/bin/python"
+ln -s "$NPL" "$T/bin/npulaunch"
+JOBENV=(PATH="$T/bin:$PATH" PYTHONPATH="$S/fake" NPL_FAKE_RECORDS="$T/rec" NPL_FAKE_TIMEOUT=30
+	NPULAUNCH_ROOT="$NPL_SLURM_BASE/root" NPULAUNCH_WAIT_TIMEOUT=30
+	https_proxy=http://10.200.0.10:9 http_proxy=http://10.200.0.10:9)
+printf '{"model-path": "/models/m", "ifname": "eth0", "prefill-ip": ["10.200.0.11"], "decode-ip": ["10.200.0.12", "10.200.0.13"]}\n' >"$T/site.json"
+WHERE=(prefill:0=node1 decode:0=node2 decode:1=node3 router=node1)
+
+# submit DIR ENV... -- SBATCH-ARG...: sbatch in DIR from the controller; $job
+submit() {
+	local dir=$1 e=()
+	shift
+	while (($#)) && [[ $1 != -- ]]; do e+=("$1"); shift; done
+	shift
+	rm -f "$T"/rec/*
+	job=$(cd "$dir" && env "${JOBENV[@]}" "${e[@]}" "$CL" ctl sbatch --parsable "$@" slurm.sbatch 2>"$T/sbatch.err")
+	[[ $job =~ ^[0-9]+$ ]] || fail "sbatch in $dir: $job $(cat "$T/sbatch.err")"
+}
+# state: JobState and ExitCode of $job into $state and $exit
+state() {
+	local s
+	s=$("$CL" ctl scontrol show job "$job" 2>&1)
+	state=$(grep -o 'JobState=[A-Z_]*' <<<"$s")
+	state=${state#JobState=}
+	exit=$(grep -o ' ExitCode=[0-9:]*' <<<"$s")
+	exit=${exit# ExitCode=}
+}
+# wait_end SECONDS: until $job has ended (not pending, running or completing); $took its seconds
+wait_end() {
+	local t0=$EPOCHREALTIME
+	while :; do
+		state
+		case $state in PENDING | CONFIGURING | RUNNING | COMPLETING | "") ;; *) break ;; esac
+		if (($(date +%s) - ${t0%.*} > $1)); then
+			fail "job $job still $state after $1 s"
+			break
+		fi
+		sleep 0.1
+	done
+	took=$(echo "$EPOCHREALTIME - $t0" | bc)
+}
+# wait_router DIR [n1|n2|n3]: until the router on that node (n1) answers /health (from inside
+# its namespace: it listens on the node's loopback)
+wait_router() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		"$CL" net "${2:-n1}" curl -sf --noproxy '*' --max-time 1 -o /dev/null http://127.0.0.1:6688/health && return 0
+		state
+		[[ $state == RUNNING || $state == PENDING || $state == CONFIGURING ]] || break
+		sleep 0.1
+	done
+	fail "job $job: the router never answered ($state $exit): $(cat "$1"/*.out 2>/dev/null | tail -n 20)"
+	return 1
+}
+joblog() { cat "$1/$2-$job.out" 2>/dev/null; }
+
+# -- A: the role scripts in the steps, with the benchmark; no --model-path given at render time
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --bench -o "$T/A"
+# a site value missing, then too few nodes: the job stops before any step
+submit "$T/A" --
+wait_end 20
+expect_eq "$state $exit" "FAILED 2:0" "job without MODEL_PATH"
+joblog "$T/A" "$D2" >"$T/log"
+expect_grep "$T/log" "slurm.sbatch: MODEL_PATH is not set: submit with MODEL_PATH=... sbatch slurm.sbatch (sbatch passes the environment on), or render again with --model-path"
+submit "$T/A" MODEL_PATH=/models/m -- --nodes=2
+wait_end 20
+expect_eq "$state $exit" "FAILED 2:0" "job on two nodes"
+joblog "$T/A" "$D2" >"$T/log"
+expect_grep "$T/log" "slurm.sbatch: this deployment needs 3 nodes (prefill 1 node, decode 2 nodes (1 instance over 2 nodes each)); the allocation has 2 (node1 node2): submit it without --nodes, or with --nodes=3"
+[[ -z $(ls "$T/rec") ]] || fail "a job that stopped early started: $(ls "$T/rec")"
+reverted "the early stops"
+# now whole: every server up, the router, the benchmark through it, the verdict
+submit "$T/A" MODEL_PATH=/models/m --
+wait_end 30
+expect_eq "$state $exit" "COMPLETED 0:0" "job A (role scripts, benchmark)"
+joblog "$T/A" "$D2" >"$T/log"
+expect_grep "$T/log" "slurm.sbatch: the benchmark ended (status 0: passed): ending the job"
+expect_grep "$T/A/logs/$job/bench.log" "verdict: PASS"
+expect_grep "$T/A/logs/$job/bench.log" "requests completed    16"
+for f in prefill-0-rank0 decode-0-rank0 decode-0-rank1 router bench; do
+	[[ -s $T/A/logs/$job/$f.log ]] || fail "job A: no log $f.log: $(ls "$T/A/logs/$job")"
+done
+python3 "$S/check_records.py" "$T/A/manifest.json" "$T/rec" "$T/site.json" "${WHERE[@]}" bench=node1 >"$T/check" ||
+	fail "job A: $(cat "$T/check")"
+expect_grep "$T/check" "5 processes checked, 0 differences"
+# each server started on a tuned node, with the cards Slurm does not name
+for f in "$T"/rec/server-*.json; do
+	jq -e '.root["/proc/sys/vm/swappiness"] == "0\n" and .root["/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"] == "performance\n" and .env.ASCEND_RT_VISIBLE_DEVICES == "0,1,2,3,4,5,6,7"' \
+		"$f" >/dev/null || fail "job A: $f: not started on a tuned node with its 8 cards: $(jq -c '[.root, .env.ASCEND_RT_VISIBLE_DEVICES]' "$f")"
+done
+reverted "job A"
+
+# -- B: npulaunch apply in the steps, the router on the site's node (beside decode rank 1); scancel
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --model-path /models/m \
+	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" --slurm-router-node node3 -o "$T/B"
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --model-path /models/m \
+	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" --slurm-router-node node3 -o "$T/B" --check
+submit "$T/B" --
+if wait_router "$T/B" n3; then
+	"$CL" net n3 curl -sf --noproxy '*' --max-time 2 -X POST -d '{}' http://127.0.0.1:6688/generate >"$T/gen" ||
+		fail "job B: POST /generate through the router failed"
+	jq -e '.backends | length == 2' "$T/gen" >/dev/null || fail "job B: /generate: $(cat "$T/gen")"
+	python3 "$S/check_records.py" "$T/B/manifest.json" "$T/rec" "$T/site.json" prefill:0=node1 decode:0=node2 \
+		decode:1=node3 router=node3 >"$T/check" || fail "job B: $(cat "$T/check")"
+	for n in node1 node2 node3; do tuned $n || fail "job B: $n is not tuned while the job runs"; done
+	[[ -s "$T/logs B/$job/decode-0-rank1.log" ]] || fail "job B: no decode rank 1 log in the site's folder"
+	"$CL" ctl scancel "$job"
+	wait_end 20
+	expect_eq "$state" CANCELLED "job B after scancel"
+	reverted "job B after scancel"
+fi
+
+# -- C: one decode rank dies: the job fails within 10 s, and every node is put back
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --ifname eth0 --model-path /models/m -o "$T/C"
+submit "$T/C" --
+if wait_router "$T/C"; then
+	pid=$(jq -r 'select(.program == "server" and .node == "node3") | .pid' "$T"/rec/server-node3-*.json)
+	[[ $pid =~ ^[0-9]+$ ]] || fail "job C: no decode rank 1 server: $pid"
+	kill -KILL "$pid"
+	wait_end 10
+	expect_eq "$state" FAILED "job C after a decode rank died"
+	(($(echo "$took < 10" | bc))) || fail "job C ended $took s after a decode rank died"
+	joblog "$T/C" "$D2" >"$T/log"
+	expect_grep "$T/log" "slurm.sbatch: step decode-0 ended (status"
+	expect_grep "$T/C/logs/$job/decode-0-rank1.log" "decode-0, rank 1: status 137"
+	reverted "job C"
+fi
+echo "the Slurm stage took $((SECONDS - t_start)) s" >&2
+((SECONDS - t_start < 60)) || fail "the Slurm stage took $((SECONDS - t_start)) s, not under 60"
+finish

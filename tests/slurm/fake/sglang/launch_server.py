@@ -1,0 +1,3 @@
+import npl_fake
+
+npl_fake.main("server")
