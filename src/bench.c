@@ -201,13 +201,22 @@ static void reason(struct npl_verdict *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(v->reasons + n, sizeof(v->reasons) - n, fmt, ap);
 	va_end(ap);
+	if (v->nreasons < NPL_MAX_REASONS) {
+		va_start(ap, fmt);
+		vsnprintf(v->reason_v[v->nreasons++], sizeof(v->reason_v[0]), fmt, ap);
+		va_end(ap);
+	}
 }
 
-static struct npl_check *check(struct npl_verdict *v, const char *name, int ok)
+static struct npl_check *check(struct npl_verdict *v, const char *name, const char *key, const char *unit, int ok)
 {
 	struct npl_check *c = &v->checks[v->nchecks < 15 ? v->nchecks++ : 15];
 
 	c->name = name;
+	c->key = key;
+	c->unit = unit;
+	c->value = c->limit = NAN;
+	c->op = NULL;
 	c->ok = ok;
 	return c;
 }
@@ -386,7 +395,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 			out = num(last, "total_output");   /* older bench_serving */
 		if (prompts != floor(prompts) || prompts <= 0)
 			prompts = NAN;
-		c = check(v, "requests completed", 1);
+		c = check(v, "requests completed", "requests_completed", "requests", 1);
+		c->value = completed;
 		fmt_count(c->measured, sizeof(c->measured), completed);
 		if (isnan(completed) || completed <= 0) {
 			c->ok = 0;
@@ -405,6 +415,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 		if (!isnan(prompts)) {
 			failed = prompts - (isnan(completed) ? 0 : completed);
 			snprintf(c->target, sizeof(c->target), ">= %.0f of %.0f", ceil(prompts * (1 - max_failed_pct / 100)), prompts);
+			c->limit = ceil(prompts * (1 - max_failed_pct / 100));
+			c->op = ">=";
 			if (failed > prompts * max_failed_pct / 100 + 1e-9) {
 				c->ok = 0;
 				v->valid = 0;
@@ -414,8 +426,13 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 			}
 		} else {
 			snprintf(c->target, sizeof(c->target), "> 0");
+			c->limit = 0;
+			c->op = ">";
 		}
-		c = check(v, "output tokens", !(isnan(out) || out <= 0 || out != floor(out)));
+		c = check(v, "output tokens", "output_tokens", "tokens", !(isnan(out) || out <= 0 || out != floor(out)));
+		c->value = out;
+		c->limit = 0;
+		c->op = ">";
 		fmt_count(c->measured, sizeof(c->measured), out);
 		snprintf(c->target, sizeof(c->target), "> 0");
 		if (!c->ok) {
@@ -435,8 +452,11 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 	}
 	{
 		double tpot = num(last, "median_tpot_ms"), ttft = num(last, "median_ttft_ms");
-		struct npl_check *c = check(v, "median TPOT", isnan(tpot_t) ? -1 : 0);
+		struct npl_check *c = check(v, "median TPOT", "median_tpot", "ms", isnan(tpot_t) ? -1 : 0);
 
+		c->value = tpot;
+		c->limit = tpot_t;
+		c->op = isnan(tpot_t) ? NULL : "<=";
 		fmt_ms(c->measured, sizeof(c->measured), tpot);
 		fmt_ms(c->target, sizeof(c->target), tpot_t);
 		/* a recipe with only a TTFT target judges TTFT alone */
@@ -449,10 +469,14 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 				reason(v, "median TPOT %.2f ms exceeds the %g ms target", tpot, tpot_t);
 			}
 		}
-		c = check(v, "p99 TPOT", -1);
+		c = check(v, "p99 TPOT", "p99_tpot", "ms", -1);
+		c->value = num(last, "p99_tpot_ms");
 		fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
 		snprintf(c->target, sizeof(c->target), "-");
-		c = check(v, "median TTFT", isnan(ttft_t) ? -1 : 0);
+		c = check(v, "median TTFT", "median_ttft", "ms", isnan(ttft_t) ? -1 : 0);
+		c->value = ttft;
+		c->limit = ttft_t;
+		c->op = isnan(ttft_t) ? NULL : "<=";
 		fmt_ms(c->measured, sizeof(c->measured), ttft);
 		fmt_ms(c->target, sizeof(c->target), ttft_t);
 		if (!isnan(ttft_t)) {
@@ -464,7 +488,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 				reason(v, "median TTFT %.1f ms exceeds the %g ms target", ttft, ttft_t);
 			}
 		}
-		c = check(v, "output throughput", -1);
+		c = check(v, "output throughput", "output_throughput", "tok/s", -1);
+		c->value = num(last, "output_throughput");
 		snprintf(c->measured, sizeof(c->measured), isnan(num(last, "output_throughput")) ? "-" : "%.1f tok/s",
 			 num(last, "output_throughput"));
 		snprintf(c->target, sizeof(c->target), "-");
@@ -499,8 +524,20 @@ cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const ch
 		cJSON *c = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(c, "name", v->checks[i].name);
-		cJSON_AddStringToObject(c, "measured", v->checks[i].measured);
-		cJSON_AddStringToObject(c, "target", v->checks[i].target);
+		cJSON_AddStringToObject(c, "key", v->checks[i].key);
+		/* numbers as numbers: null where nothing was measured, or there is no target */
+		if (isfinite(v->checks[i].value))
+			cJSON_AddNumberToObject(c, "value", v->checks[i].value);
+		else
+			cJSON_AddNullToObject(c, "value");
+		cJSON_AddStringToObject(c, "unit", v->checks[i].unit);
+		if (isfinite(v->checks[i].limit) && v->checks[i].op) {
+			cJSON_AddNumberToObject(c, "target", v->checks[i].limit);
+			cJSON_AddStringToObject(c, "comparison", v->checks[i].op);
+		} else {
+			cJSON_AddNullToObject(c, "target");
+			cJSON_AddNullToObject(c, "comparison");
+		}
 		if (v->checks[i].ok < 0)
 			cJSON_AddNullToObject(c, "ok");
 		else
@@ -508,9 +545,12 @@ cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const ch
 		cJSON_AddItemToArray(checks, c);
 	}
 	cJSON_AddItemToObject(o, "checks", checks);
-	if (*v->reasons)
-		cJSON_AddStringToObject(o, "reasons", v->reasons);
-	else
-		cJSON_AddNullToObject(o, "reasons");
+	{
+		cJSON *r = cJSON_CreateArray();
+
+		for (i = 0; i < v->nreasons; i++)
+			cJSON_AddItemToArray(r, cJSON_CreateString(v->reason_v[i]));
+		cJSON_AddItemToObject(o, "reasons", r);
+	}
 	return o;
 }

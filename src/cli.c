@@ -46,6 +46,19 @@ int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
 	return NPL_EXIT_USAGE;
 }
 
+void npl_cli_info(struct npl_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cli->diag.quiet)
+		return;
+	fputs("npulaunch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 void npl_cli_flush(struct npl_cli *cli)
 {
 	npl_diag_flush(&cli->diag, stderr);
@@ -486,7 +499,7 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 	/* the query names the model, the notes its recipes: text from recipes, escaped */
 	qt = npl_escape_in(&cli->arena, q.text);
 	if (s.pick == NPL_PICK_ONE) {
-		fprintf(stderr, "npulaunch: %s: %s (%s)\n", qt, s.best->id, npl_escape_in(&cli->arena, s.why));
+		npl_cli_info(cli, "%s: %s (%s)", qt, s.best->id, npl_escape_in(&cli->arena, s.why));
 		if (selection)
 			*selection = selection_json("query", q.text, s.why);
 		return s.best;

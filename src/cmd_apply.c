@@ -1025,7 +1025,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			rc = NPL_EXIT_FAIL;
 			goto out;
 		}
-		left = npl_wait(wait_urls, nwait, NPL_PROBE_HEALTH, wait_timeout, stderr);
+		left = npl_wait(wait_urls, nwait, NPL_PROBE_HEALTH, wait_timeout, stderr, NULL);
 		if (left) {
 			fprintf(stderr, "npulaunch: apply: not starting the %s: %d of %d server%s not ready after %gs\n",
 				role_name, left, nwait, nwait == 1 ? "" : "s", wait_timeout);

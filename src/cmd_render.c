@@ -5,6 +5,7 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/output.h"
 #include "npulaunch/render.h"
+#include "npulaunch/sha256.h"
 #include "npulaunch/target.h"
 #include "npulaunch/util.h"
 
@@ -66,6 +67,68 @@ static int target_site_ok(const struct npl_target *tg, const struct npl_site *fl
 	return 0;
 }
 
+/*
+ * render --json: {target, dir, check, files: [{path, state, bytes, sha256}]} (and the text of
+ * each file when there is no folder). state: written (by this render), current, stale, edited,
+ * missing (--check), and extra (--check: a file render does not write).
+ */
+static void print_json(struct npl_cli *cli, const struct npl_outset *set, const char *dir,
+		       const struct npl_target *tg, int check, const char *lines)
+{
+	cJSON *o = cJSON_CreateObject(), *files = cJSON_CreateArray();
+	char *text;
+	int i;
+
+	cJSON_AddStringToObject(o, "target", tg ? tg->name : "scripts");
+	if (dir)
+		cJSON_AddStringToObject(o, "dir", dir);
+	else
+		cJSON_AddNullToObject(o, "dir");
+	cJSON_AddBoolToObject(o, "check", check);
+	for (i = 0; i < set->n; i++) {
+		const char *state = check ? "current" : dir ? "written" : "rendered", *l;
+		cJSON *f = cJSON_CreateObject();
+		char hex[65];
+
+		/* what --check said of it: "stale PATH" and the like, a line each */
+		for (l = lines; check && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+			const char *sp = strchr(l, ' '), *nl = strchr(l, '\n');
+			size_t plen = strlen(set->v[i].path);
+
+			if (sp && (size_t)((nl ? nl : l + strlen(l)) - sp - 1) == plen && !strncmp(sp + 1, set->v[i].path, plen)) {
+				state = npl_arena_printf(&cli->arena, "%.*s", (int)(sp - l), l);
+				break;
+			}
+		}
+		npl_sha256_hex(set->v[i].text, set->v[i].len, hex);
+		cJSON_AddStringToObject(f, "path", set->v[i].path);
+		cJSON_AddStringToObject(f, "state", state);
+		cJSON_AddNumberToObject(f, "bytes", (double)set->v[i].len);
+		cJSON_AddStringToObject(f, "sha256", hex);
+		if (!dir)
+			cJSON_AddItemToObject(f, "text", cJSON_CreateStringReference(set->v[i].text));
+		cJSON_AddItemToArray(files, f);
+	}
+	/* the extra files --check found */
+	for (const char *l = lines; check && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		const char *nl = strchr(l, '\n');
+
+		if (!strncmp(l, "extra ", 6)) {
+			cJSON *f = cJSON_CreateObject();
+			char *path = npl_arena_printf(&cli->arena, "%.*s", (int)((nl ? nl : l + strlen(l)) - l - 6), l + 6);
+
+			cJSON_AddStringToObject(f, "path", path);
+			cJSON_AddStringToObject(f, "state", "extra");
+			cJSON_AddItemToArray(files, f);
+		}
+	}
+	cJSON_AddItemToObject(o, "files", files);
+	text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
 static void help(void)
 {
 	fputs("usage: npulaunch render ID|QUERY [--target T [--bench]] [site values] [overrides] [-o DIR] [--check]\n"
@@ -86,6 +149,10 @@ static void help(void)
 	     "  --check           write nothing; exit 1 listing stale, edited, missing and extra\n"
 	     "                    files (edited: changed since it was rendered)\n"
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
+	     "  --json            what was written (or, with --check, each file's state) as JSON:\n"
+	     "                    {target, dir, check, files: [{path, state, bytes, sha256}]};\n"
+	     "                    without -o each file's text too. state: written, current,\n"
+	     "                    stale, edited, missing, extra\n"
 	     "  --target T        scripts (the default); k8s: LeaderWorkerSets, the router's\n"
 	     "                    Deployment, Services, the scripts in a ConfigMap (kubectl\n"
 	     "                    apply -k DIR); rbg: one RoleBasedGroup instead; docker: a\n"
@@ -201,6 +268,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		{"templates", required_argument, NULL, 't'},
 		{"target", required_argument, NULL, 'T'},
 		{"bench", no_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -213,7 +281,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_target_opts to = {0, 0};
 	static const struct npl_site none;
 	const char *dir = NULL;
-	int all = 0, check = 0, c, rc = NPL_EXIT_OK, i;
+	int all = 0, check = 0, json = 0, c, rc = NPL_EXIT_OK, i;
 	size_t k;
 
 	memset(&ro, 0, sizeof(ro));
@@ -238,6 +306,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 			ro.target = tg ? &tg->plan : NULL;
 			break;
 		case 'b': to.bench = 1; break;
+		case 'j': json = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -316,14 +385,25 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		if (rc)
 			goto out;
 		if (missing && !check && (!tg || tg->allocates))
-			fprintf(stderr, "npulaunch: %s: not given: %s; the %s until they are set\n",
+			npl_cli_info(cli, "%s: not given: %s; the %s until they are set",
 				R->id, missing, tg ? "job stops" : "scripts stop");
 	}
 	if (dir)
 		npl_out_own_dir(&set, dir);
 	if (check) {
-		int diffs = npl_out_check(&set, stdout);
+		char *lines = NULL;
+		size_t nlines = 0;
+		FILE *mem = json ? open_memstream(&lines, &nlines) : stdout;
+		int diffs;
 
+		if (!mem)
+			npl_oom();
+		diffs = npl_out_check(&set, mem);
+		if (json) {
+			fclose(mem);
+			print_json(cli, &set, dir, tg, 1, lines);
+			free(lines);
+		}
 		if (diffs) {
 			fprintf(stderr, "npulaunch: %d file%s in %s differ%s from what render writes\n", diffs,
 				diffs == 1 ? "" : "s", dir, diffs == 1 ? "s" : "");
@@ -335,6 +415,10 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		if (npl_out_commit(&set, &cli->diag))
 			rc = NPL_EXIT_FAIL;
 		npl_cli_flush(cli);
+		if (json && !rc)
+			print_json(cli, &set, dir, tg, 0, NULL);
+	} else if (json) {
+		print_json(cli, &set, NULL, tg, 0, NULL);
 	} else {
 		for (i = 0; i < set.n; i++) {
 			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);

@@ -2,13 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "npulaunch/cli.h"
 #include "npulaunch/health.h"
 #include "npulaunch/util.h"
 
 static void help(void)
 {
-	puts("usage: npulaunch wait URL... [--timeout S] [--probe health|generate]\n"
+	puts("usage: npulaunch wait URL... [--timeout S] [--probe health|generate] [--json]\n"
 	     "\n"
 	     "Poll each SGLang server (http://HOST:PORT) until all are ready or the time is up:\n"
 	     "ready means GET /health answers 200 and, with --probe generate, a one-token\n"
@@ -20,6 +22,7 @@ static void help(void)
 	     "  --timeout S    give up after S seconds, 0 to 604800, decimal like 1.5\n"
 	     "                 (default: $NPULAUNCH_WAIT_TIMEOUT, else 1800)\n"
 	     "  --probe P      health (default) or generate\n"
+	     "  --json         {ready, timeout_s, probe, servers: [{url, ready, after_s, error}]}\n"
 	     "  -h, --help     this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -32,13 +35,15 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	static const struct option opts[] = {
 		{"timeout", required_argument, NULL, 't'},
 		{"probe", required_argument, NULL, 'p'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	double timeout = 0;
 	enum npl_probe kind = NPL_PROBE_HEALTH;
 	const char **urls;
-	int c, i, n, left, rc, has_timeout = 0;
+	int c, i, n, left, rc, has_timeout = 0, json = 0;
+	struct npl_wait_result *res;
 
 	(void)cli;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -56,6 +61,7 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 			else
 				return npl_cli_usage_error("wait", "--probe '%s': health or generate", optarg);
 			break;
+		case 'j': json = 1; break;
 		case 'h': help(); return NPL_EXIT_OK;
 		case ':': return npl_cli_usage_error("wait", "option '%s' needs a value", argv[optind - 1]);
 		default: return npl_cli_usage_error("wait", "unknown option '%s'", argv[optind - 1]);
@@ -91,7 +97,39 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 		fprintf(stderr, "npulaunch: wait: %s\n", herr);
 		return NPL_EXIT_FAIL;
 	}
-	left = npl_wait(urls, n, kind, timeout, stdout);
+	res = calloc((size_t)n, sizeof(*res));
+	if (!res)
+		npl_oom();
+	left = npl_wait(urls, n, kind, timeout, json ? NULL : stdout, res);
+	if (json) {
+		/* {ready, timeout_s, probe, servers: [{url, ready, after_s, error}]}: URLs redacted */
+		cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+		char ub[1024], *text;
+
+		cJSON_AddBoolToObject(o, "ready", left == 0);
+		cJSON_AddNumberToObject(o, "timeout_s", timeout);
+		cJSON_AddStringToObject(o, "probe", kind == NPL_PROBE_HEALTH ? "health" : "generate");
+		for (i = 0; i < n; i++) {
+			cJSON *e = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(e, "url", npl_url_redacted(urls[i], ub, sizeof(ub)));
+			cJSON_AddBoolToObject(e, "ready", res[i].ready);
+			if (res[i].ready) {
+				cJSON_AddNumberToObject(e, "after_s", res[i].after_s);
+				cJSON_AddNullToObject(e, "error");
+			} else {
+				cJSON_AddNullToObject(e, "after_s");
+				cJSON_AddStringToObject(e, "error", res[i].error);
+			}
+			cJSON_AddItemToArray(a, e);
+		}
+		cJSON_AddItemToObject(o, "servers", a);
+		text = cJSON_Print(o);
+		puts(text);
+		cJSON_free(text);
+		cJSON_Delete(o);
+	}
+	free(res);
 	free(urls);
 	if (left) {
 		fprintf(stderr, "npulaunch: wait: %d of %d server%s not ready after %gs\n", left, n,

@@ -229,6 +229,8 @@ static void report(FILE *out, const char *fmt, ...)
 	struct npl_buf b = NPL_BUF_INIT;
 	va_list ap;
 
+	if (!out)
+		return;
 	va_start(ap, fmt);
 	npl_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
@@ -237,7 +239,8 @@ static void report(FILE *out, const char *fmt, ...)
 	fflush(out);
 }
 
-int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out)
+int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out,
+	     struct npl_wait_result *res)
 {
 	struct npl_probe_result *last = calloc((size_t)n + 1, sizeof(*last));
 	int *ready = calloc((size_t)n + 1, sizeof(*ready));
@@ -259,6 +262,10 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 			if (last[i].up) {
 				ready[i] = 1;
 				pending--;
+				if (res) {
+					res[i].ready = 1;
+					res[i].after_s = now_s() - start;
+				}
 				report(out, "ready      %s  (after %.1fs)\n", npl_url_redacted(bases[i], shown, sizeof(shown)),
 				       now_s() - start);
 			}
@@ -279,9 +286,12 @@ int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeou
 		}
 	}
 	for (i = 0; i < n; i++)
-		if (!ready[i])
+		if (!ready[i]) {
+			if (res)
+				snprintf(res[i].error, sizeof(res[i].error), "%s", last[i].error[0] ? last[i].error : "no answer");
 			report(out, "not ready  %s  (%s)\n", npl_url_redacted(bases[i], shown, sizeof(shown)),
 			       last[i].error[0] ? last[i].error : "no answer");
+		}
 	for (i = 0; i < n; i++)
 		npl_probe_release(&last[i]);
 	free(last);

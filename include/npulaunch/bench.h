@@ -20,10 +20,17 @@
 
 struct npl_check {
 	const char *name;      /* "median TPOT" */
-	char measured[64];
+	const char *key;       /* "median_tpot": the JSON key, stable */
+	const char *unit;      /* "ms", "requests", "tokens", "tok/s" */
+	double value;          /* what was measured; NAN when nothing was */
+	double limit;          /* the target it is held to; NAN when none */
+	const char *op;        /* how: "<=", ">=", ">"; NULL when none */
+	char measured[64];     /* both as a person reads them */
 	char target[64];
 	int ok;                /* 1 ok, 0 failed, -1 for information only */
 };
+
+#define NPL_MAX_REASONS 16
 
 struct npl_verdict {
 	int record, records;   /* which record was judged (1-based) of how many */
@@ -32,6 +39,8 @@ struct npl_verdict {
 	struct npl_check checks[16];
 	int nchecks;
 	char reasons[1024];    /* why it is invalid or missed, "; "-separated */
+	char reason_v[NPL_MAX_REASONS][160];   /* the same, one each */
+	int nreasons;
 };
 
 /* The benchmark command of a plan (argv, malloc'ed, NULL-terminated) against base_host:port

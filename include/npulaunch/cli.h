@@ -146,6 +146,9 @@ void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 
 /* "try 'npulaunch CMD --help'" after a usage error; returns NPL_EXIT_USAGE. */
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line for the user that is neither a warning nor an error ("npulaunch: ..."): said unless
+ * --quiet. */
+void npl_cli_info(struct npl_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The command main is running: a usage error of shared code (cmd NULL) points to its help. */
 void npl_cli_set_command(const char *cmd);
 /* The model a name that is none most likely means: the only one it begins, else the nearest

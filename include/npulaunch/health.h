@@ -33,9 +33,18 @@ int npl_health_init(char *err, size_t errn);
 void npl_probe_once(const char *base, enum npl_probe kind, long timeout_ms, struct npl_probe_result *r);
 /* The model a server serves: /get_model_info (model_path), else /model_info, else /v1/models (data[0].id). */
 char *npl_served_model(const char *base, long timeout_ms);
+/* What npl_wait() found of one server: ready after so many seconds, or the last error. */
+struct npl_wait_result {
+	int ready;
+	double after_s;
+	char error[160];
+};
+
 /* Wait until every base URL is ready or timeout_s passes; reports each as it turns ready
- * (and, at the end, each that never did) on out. Returns how many never turned ready. */
-int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out);
+ * (and, at the end, each that never did) on out (NULL: silent), and in res[i] (may be NULL).
+ * Returns how many never turned ready. */
+int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out,
+	     struct npl_wait_result *res);
 /* Free a result's strings. */
 void npl_probe_release(struct npl_probe_result *r);
 

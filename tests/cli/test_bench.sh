@@ -97,8 +97,12 @@ expect_rc 0 "$NPL" verify "$T/failed.jsonl" $K20 --max-failed 5
 expect_rc 1 "$NPL" verify "$B/ttft-miss.jsonl" $KP --json
 if command -v jq >/dev/null; then
 	expect_eq "$(jq -r '"\(.verdict) \(.valid) \(.pass) \(.record)/\(.records)"' "$T/out")" "miss true false 1/1" "verify --json"
-	expect_eq "$(jq -r '.checks[] | select(.name == "median TTFT") | "\(.measured)|\(.target)|\(.ok)"' "$T/out")" \
-		"4182.50 ms|3000.00 ms|false" "verify --json TTFT check"
+	# numbers as numbers, the comparison named, the reasons a list
+	expect_eq "$(jq -c '.checks[] | select(.key == "median_ttft")' "$T/out")" \
+		'{"name":"median TTFT","key":"median_ttft","value":4182.5,"unit":"ms","target":3000,"comparison":"<=","ok":false}' "verify --json TTFT check"
+	expect_eq "$(jq -c '.checks[] | select(.key == "requests_completed") | [.value, .target, .comparison]' "$T/out")" '[8,8,">="]' "verify --json requests"
+	expect_eq "$(jq -c '.checks[] | select(.key == "p99_tpot") | [.target, .comparison, .ok]' "$T/out")" '[null,null,null]' "verify --json information"
+	expect_eq "$(jq -c '.reasons' "$T/out")" '["median TTFT 4182.5 ms exceeds the 3000 ms target"]' "verify --json reasons"
 	expect_eq "$(jq -r '[keys[]] | join(",")' "$T/out")" "checks,file,line,pass,reasons,recipe,record,records,valid,verdict" "verify --json keys"
 fi
 # in a bundle, the recipe is the bundle's

@@ -103,7 +103,7 @@ static char *wait_output(const char *const *urls, int n, enum npl_probe kind, do
 	size_t len = 0;
 	FILE *fp = open_memstream(&out, &len);
 
-	*left = npl_wait(urls, n, kind, timeout, fp);
+	*left = npl_wait(urls, n, kind, timeout, fp, NULL);
 	fclose(fp);
 	return out;
 }
