@@ -46,6 +46,9 @@ static void help(void)
 	     "\n"
 	     "Options:\n"
 	     "  --role ROLE     pd-mixed, prefill, decode, router or bench\n"
+	     "  --json          with --dry-run: the plan for this node as JSON: {recipe, role, node,\n"
+	     "                  addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s,\n"
+	     "                  instances: [{instance, slot, env, argv}], stops: [...]}\n"
 	     "  --dry-run       print the whole plan for this node (tuning, environment, command)\n"
 	     "                  whatever the host lacks, then what a real run would stop on (exit 1,\n"
 	     "                  or 2 for a missing site value); only reads, changes nothing\n"
@@ -675,6 +678,98 @@ static int preflight(struct npl_cli *cli, const cJSON *plan, const cJSON *role, 
 /* NPULAUNCH_STOP_TIMEOUT: how long instances that share a node get to stop. */
 static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 3600, 0};
 
+/* A plan node's environment, as JSON: [{name, value, op, sep, before_source}]. */
+static void env_json(struct npl_cli *cli, cJSON *a, const cJSON *node, int before, const struct npl_site *site,
+		     int *bad)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		cJSON *e;
+		char *v;
+
+		if (env_before_source(it) != before)
+			continue;
+		e = cJSON_CreateObject();
+		v = value(cli, npl_json_str(it, "value"), site, bad);
+		cJSON_AddStringToObject(e, "name", npl_json_str(it, "name"));
+		cJSON_AddStringToObject(e, "value", v ? v : "");
+		cJSON_AddStringToObject(e, "op", npl_json_str(it, "op") ? npl_json_str(it, "op") : "set");
+		if (npl_json_str(it, "op"))
+			cJSON_AddStringToObject(e, "sep", npl_json_str(it, "sep") ? npl_json_str(it, "sep") : ":");
+		cJSON_AddBoolToObject(e, "before_source", before);
+		cJSON_AddItemToArray(a, e);
+		free(v);
+	}
+}
+
+/*
+ * apply --dry-run --json: {recipe, role, node, addresses, tuning: [{name, path, current, wanted,
+ * ok}], unset, source, env (before the env files), cpus, wait: [urls], instances: [{instance,
+ * slot, env, argv}], stops: [messages]}; what a real run would stop on is in stops too.
+ */
+static void dry_run_json(struct npl_cli *cli, const cJSON *plan, const cJSON *role, const char *role_name, int idx,
+			 const struct addrs *addrs, const struct npl_tune *t, char **files, int nfiles,
+			 const cJSON *node, const struct inst *inst, int ninst, const struct npl_site *site, int *bad,
+			 const char *cpus, const char *const *wait_urls, int nwait, double wait_timeout)
+{
+	cJSON *o = cJSON_CreateObject(), *a, *env = cJSON_CreateArray(), *stops = cJSON_CreateArray();
+	const cJSON *it;
+	char *text, ub[1024];
+	int i;
+
+	cJSON_AddStringToObject(o, "recipe", npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"));
+	cJSON_AddStringToObject(o, "role", role_name);
+	cJSON_AddNumberToObject(o, "node", idx);
+	a = cJSON_AddArrayToObject(o, "addresses");
+	for (i = 0; i < addrs->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(addrs->v[i]));
+	a = npl_tune_json(t);
+	cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
+	cJSON_Delete(a);
+	a = cJSON_AddArrayToObject(o, "unset");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
+		cJSON_AddItemToArray(a, cJSON_CreateString(npl_json_str(it, "name")));
+	a = cJSON_AddArrayToObject(o, "source");
+	for (i = 0; i < nfiles; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(files[i]));
+	env_json(cli, env, node, 1, site, bad);
+	cJSON_AddItemToObject(o, "env", env);
+	if (cpus)
+		cJSON_AddStringToObject(o, "cpus", cpus);
+	else
+		cJSON_AddNullToObject(o, "cpus");
+	a = cJSON_AddArrayToObject(o, "wait");
+	for (i = 0; i < nwait; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(npl_url_redacted(wait_urls[i], ub, sizeof(ub))));
+	cJSON_AddNumberToObject(o, "wait_timeout_s", wait_timeout);
+	a = cJSON_AddArrayToObject(o, "instances");
+	for (int k = 0; k < ninst; k++) {
+		cJSON *e = cJSON_CreateObject(), *ie = cJSON_CreateArray(), *argv = cJSON_CreateArray();
+
+		cJSON_AddNumberToObject(e, "instance", npl_json_int(inst[k].node, "instance", k));
+		cJSON_AddNumberToObject(e, "slot", npl_json_int(inst[k].node, "slot", 0));
+		env_json(cli, ie, inst[k].node, 0, site, bad);
+		cJSON_AddItemToObject(e, "env", ie);
+		for (i = 0; i < inst[k].argc; i++)
+			cJSON_AddItemToArray(argv, cJSON_CreateString(inst[k].argv[i]));
+		cJSON_AddItemToObject(e, "argv", argv);
+		cJSON_AddItemToArray(a, e);
+	}
+	for (i = 0; i < cli->diag.n; i++)
+		if (cli->diag.v[i].sev == NPL_ERROR) {
+			char *m = npl_diag_format(&cli->diag, &cli->diag.v[i], 0);
+
+			cJSON_AddItemToArray(stops, cJSON_CreateString(m));
+			free(m);
+		}
+	cJSON_AddItemToObject(o, "stops", stops);
+	text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -683,6 +778,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		{"root", required_argument, NULL, 'R'},
 		{"cpus", required_argument, NULL, 'c'},
 		{"journal", required_argument, NULL, 'J'},
+		{"json", no_argument, NULL, 'j'},
 		{"no-preflight", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -700,7 +796,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	cJSON *plan = NULL;
 	char **files = NULL;
 	struct inst *inst = NULL;
-	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, no_preflight = 0;
+	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, no_preflight = 0, json = 0;
 	struct npl_endpoint *eps = NULL;
 	const char *wait_urls[256];
 	int nwait = 0;
@@ -719,6 +815,7 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		case 'R': root = optarg; root_from_env = 0; break;
 		case 'c': cpus = optarg; break;
 		case 'J': journal = optarg; break;
+		case 'j': json = 1; break;
 		case 'P': no_preflight = 1; break;
 		case 'h': help(); goto out;
 		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
@@ -755,6 +852,10 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 			goto out;
 		}
 		no_preflight |= pre && !strcmp(pre, "0");
+	}
+	if (json && !dry) {
+		rc = npl_cli_usage_error("apply", "--json reports a dry run: give --dry-run too");
+		goto out;
 	}
 	arg = optind < argc ? argv[optind] : NULL;
 	placeholders = dry;
@@ -955,6 +1056,15 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	    (rc = preflight(cli, plan, role, &site, root, idx, &addrs, bundle_manifest(cli, arg))))
 		goto out;
 
+	if (dry && json) {
+		dry_run_json(cli, plan, role, role_name, idx, &addrs, &t, files, nfiles, node, inst, ninst, &site, &bad,
+			     cpus, wait_urls, wait_timeout > 0 ? nwait : 0, wait_timeout);
+		rc = cli->diag.errors ? (bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL) : NPL_EXIT_OK;
+		if (cli->diag.errors)
+			fprintf(stderr, "npulaunch: apply: --dry-run: a real run would stop on:\n");
+		npl_cli_flush(cli);
+		goto out;
+	}
 	if (dry) {
 		/* the whole plan, whatever the host lacks; then what a real run would stop on */
 		const cJSON *tuning = cJSON_GetObjectItemCaseSensitive(role, "tuning"), *sc;

@@ -23,6 +23,8 @@ static void help(void)
 	     "\n"
 	     "Options:\n"
 	     "  --dry-run          print the command, run nothing\n"
+	     "  --json             {argv, output_file, dry_run, status, results} (the benchmark's own\n"
+	     "                     output goes to standard error then)\n"
 	     "  --output-file FILE the results, one JSON line per run appended (default\n"
 	     "                     bench-results.jsonl in the bundle: the current folder, or the one named)\n"
 	     "  --host H, --port P another entry point than the deployment's (an IPv4 or IPv6\n"
@@ -34,6 +36,29 @@ static void help(void)
 	     "  npulaunch bench kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --dry-run");
 }
 
+/* bench --json: {argv, output_file, dry_run, status, results} (status null and results false
+ * for a dry run). */
+static void report_json(char **args, const char *out, int dry, int status, int wrote)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+	char *t;
+
+	for (int i = 0; args[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(args[i]));
+	cJSON_AddItemToObject(o, "argv", a);
+	cJSON_AddStringToObject(o, "output_file", out);
+	cJSON_AddBoolToObject(o, "dry_run", dry);
+	if (dry)
+		cJSON_AddNullToObject(o, "status");
+	else
+		cJSON_AddNumberToObject(o, "status", status);
+	cJSON_AddBoolToObject(o, "results", wrote);
+	t = cJSON_Print(o);
+	puts(t);
+	cJSON_free(t);
+	cJSON_Delete(o);
+}
+
 int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -41,6 +66,7 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		{"output-file", required_argument, NULL, 'o'},
 		{"host", required_argument, NULL, 'H'},
 		{"port", required_argument, NULL, 'P'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -51,7 +77,7 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 	char hostbuf[INET6_ADDRSTRLEN];
 	char **args = NULL;
 	cJSON *plan = NULL;
-	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i, out_given = 0;
+	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i, out_given = 0, json = 0, status_code = -1, wrote = 0;
 	struct stat before;
 	off_t size_before = -1;
 
@@ -59,6 +85,7 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = 1; break;
+		case 'j': json = 1; break;
 		case 'o': out = optarg; out_given = 1; break;
 		case 'H':
 			/* an address, as the site values are: it reaches bench_serving's argv */
@@ -105,6 +132,10 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
+	if (dry && json) {
+		report_json(args, out, 1, -1, 0);
+		goto out;
+	}
 	if (dry) {
 		struct npl_buf b = NPL_BUF_INIT;
 
@@ -142,6 +173,8 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 				setenv(npl_json_str(u, "name"), npl_buf_str(&v), 1);
 				npl_buf_release(&v);
 			}
+			if (json)
+				dup2(2, 1);   /* one JSON document on standard output: the benchmark's report on the other */
 			execvp(args[0], args);
 			fprintf(stderr, "npulaunch: bench: cannot run %s: %s\n", args[0], strerror(errno));
 			_exit(127);
@@ -151,20 +184,25 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			struct stat after;
 
+			status_code = 0;
 			if (stat(out, &after) != 0 || after.st_size <= size_before) {
 				fprintf(stderr, "npulaunch: bench: sglang.bench_serving ended well but wrote no results to %s\n",
 					npl_escape_in(&cli->arena, out));
 				rc = NPL_EXIT_FAIL;
 			} else {
-				fprintf(stderr, "npulaunch: bench: results in %s; judge them with: npulaunch verify %s\n",
-					npl_escape_in(&cli->arena, out), npl_escape_in(&cli->arena, out));
+				wrote = 1;
+				npl_cli_info(cli, "bench: results in %s; judge them with: npulaunch verify %s",
+					     npl_escape_in(&cli->arena, out), npl_escape_in(&cli->arena, out));
 			}
 		} else {
 			fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
 				WIFEXITED(status) ? "exit" : "signal",
 				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			status_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 			rc = NPL_EXIT_FAIL;
 		}
+		if (json)
+			report_json(args, out, 0, status_code, wrote);
 	}
 out:
 	npl_argv_free(args);

@@ -32,13 +32,25 @@ static void help(void)
 	     "  --root DIR     treat DIR as / (default: $NPULAUNCH_ROOT, else /), for tests and images;\n"
 	     "                 only its tuning files are read or written, never through a link out\n"
 	     "  --journal FILE the journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
-	     "  --json         the state as JSON: {root, cpufreq, cpus, differences, items: [...]}\n"
+	     "  --json         the state as JSON: {root, cpufreq, cpus, differences, items: [{name,\n"
+	     "                 path, current, wanted, ok}]}; --apply adds {mode, changed, journal},\n"
+	     "                 --revert prints {mode, restored, journal}\n"
 	     "  -h, --help     this help\n"
 	     "\n"
 	     "Examples:\n"
 	     "  npulaunch tune --check\n"
 	     "  sudo npulaunch tune --apply kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms\n"
 	     "  sudo npulaunch tune --revert");
+}
+
+static void print_json_string(const char *s)
+{
+	cJSON *j = cJSON_CreateString(s);
+	char *t = cJSON_PrintUnformatted(j);
+
+	fputs(t, stdout);
+	cJSON_free(t);
+	cJSON_Delete(j);
 }
 
 /* The tuning object of the first server role of a plan. */
@@ -149,7 +161,15 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 			rc = NPL_EXIT_FAIL;
 			goto out;
 		}
-		fprintf(stderr, "npulaunch: tune: restored %d file%s from the journal\n", n, n == 1 ? "" : "s");
+		if (json) {
+			char *jp = npl_tune_journal_path(root, journal);
+
+			printf("{\n\t\"mode\": \"revert\",\n\t\"restored\": %d,\n\t\"journal\": ", n);
+			print_json_string(jp);
+			puts("\n}");
+			free(jp);
+		}
+		npl_cli_info(cli, "tune: restored %d file%s from the journal", n, n == 1 ? "" : "s");
 		goto out;
 	}
 	if ((rc = npl_cli_open_db(cli, &db)))
@@ -240,10 +260,23 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 	{
 		char *jp = npl_tune_journal_path(root, journal);
 
+		if (json) {
+			/* the state before, as --check has it, and what changed */
+			cJSON *j = npl_tune_json(&t);
+			char *s;
+
+			cJSON_AddStringToObject(j, "mode", "apply");
+			cJSON_AddNumberToObject(j, "changed", n);
+			cJSON_AddStringToObject(j, "journal", jp);
+			s = cJSON_Print(j);
+			puts(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		}
 		if (n)
-			fprintf(stderr, "npulaunch: tune: changed %d of %d settings (journal %s)\n", n, t.n, jp);
+			npl_cli_info(cli, "tune: changed %d of %d settings (journal %s)", n, t.n, jp);
 		else
-			fprintf(stderr, "npulaunch: tune: the host already matches (%d settings)\n", t.n);
+			npl_cli_info(cli, "tune: the host already matches (%d settings)", t.n);
 		free(jp);
 	}
 out:
