@@ -102,6 +102,7 @@ const struct option npl_cli_recipe_options[] = {
 	{"unset-env", required_argument, NULL, NPL_OPT_UNSET_ENV},
 	{"force", no_argument, NULL, NPL_OPT_FORCE},
 	{"allow-unknown-flag", no_argument, NULL, NPL_OPT_ALLOW_UNKNOWN},
+	{"strict", no_argument, NULL, NPL_OPT_STRICT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -255,7 +256,13 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 	case NPL_OPT_NODE_IP: key = NPL_SITE_NODE_IP; break;
 	case NPL_OPT_PREFILL_IP: key = NPL_SITE_PREFILL_IP; break;
 	case NPL_OPT_DECODE_IP: key = NPL_SITE_DECODE_IP; break;
-	case NPL_OPT_SITE: o->site_file = arg; return 1;
+	case NPL_OPT_SITE:
+		if (o->nsite_files == (int)NPL_ARRAY_SIZE(o->site_files)) {
+			npl_cli_usage_error(NULL, "--site: at most %d files", (int)NPL_ARRAY_SIZE(o->site_files));
+			return -1;
+		}
+		o->site_files[o->nsite_files++] = arg;
+		return 1;
 	case NPL_OPT_TPOT: o->tpot = arg; return 1;
 	case NPL_OPT_TTFT: o->ttft = arg; return 1;
 	case NPL_OPT_DATASET: o->dataset = arg; return 1;
@@ -266,6 +273,7 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 	case NPL_OPT_NEAREST: o->nearest = 1; return 1;
 	case NPL_OPT_FORCE: o->force = 1; return 1;
 	case NPL_OPT_ALLOW_UNKNOWN: o->allow_unknown = 1; return 1;
+	case NPL_OPT_STRICT: o->strict = 1; return 1;
 	case NPL_OPT_SET:
 	case NPL_OPT_UNSET:
 	case NPL_OPT_ENV:
@@ -294,17 +302,27 @@ int npl_cli_has_query(const struct npl_cli_recipe_opts *o)
 
 int npl_cli_site(struct npl_cli *cli, struct npl_cli_recipe_opts *o)
 {
-	struct npl_site file;
+	struct npl_site files[NPL_ARRAY_SIZE(o->site_files)];
+	int i, j, k, rc = 0;
 
-	if (!o->site_file)
-		return 0;
-	memset(&file, 0, sizeof(file));
-	if (npl_site_load_file(&file, &cli->arena, o->site_file, &cli->diag)) {
-		npl_cli_flush(cli);
-		return NPL_EXIT_USAGE;
-	}
-	npl_site_fill(&o->site, &file);
-	return 0;
+	/* each file whole; then merged in order: a key in two files is refused, flags win over both */
+	memset(files, 0, sizeof(files));
+	for (i = 0; i < o->nsite_files; i++)
+		if (npl_site_load_file(&files[i], &cli->arena, o->site_files[i], &cli->diag))
+			rc = NPL_EXIT_USAGE;
+	for (i = 0; !rc && i < o->nsite_files; i++)
+		for (j = 0; j < i; j++)
+			for (k = 0; k < NPL_SITE_COUNT; k++)
+				if (files[i].key[k].n && files[j].key[k].n && !o->site.key[k].n) {
+					npl_error(&cli->diag, NULL, "'%s' is in both %s and %s: give it in one site file (or as --%s, which wins)",
+						  npl_site_key_name(k), npl_escape_in(&cli->arena, o->site_files[j]),
+						  npl_escape_in(&cli->arena, o->site_files[i]), npl_site_key_name(k));
+					rc = NPL_EXIT_USAGE;
+				}
+	for (i = 0; !rc && i < o->nsite_files; i++)
+		npl_site_fill(&o->site, &files[i]);
+	npl_cli_flush(cli);
+	return rc;
 }
 
 /* "kimi-k2.6 --tpot 20ms --dataset 64k+1k", for messages and the plan. */
@@ -558,7 +576,7 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 cJSON *npl_cli_resolve(struct npl_cli *cli, const struct npl_db *db, const struct npl_layer *R,
 		       struct npl_cli_recipe_opts *o, cJSON *selection, int *rc)
 {
-	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force, o->target};
+	struct npl_resolve_opts ro = {&o->site, o->ov, o->nov, o->force, o->target, o->strict};
 	int before = cli->diag.n, i;
 	cJSON *plan = npl_resolve(db, R, &ro, &cli->diag);
 

@@ -45,7 +45,8 @@ static const char *owner_of(const char *key)
 
 /* The site values that contradict the target: another target's values (a site file may hold
  * every target's), addresses for a target whose engine allocates the nodes. */
-static int target_site_ok(const struct npl_target *tg, const struct npl_site *flags, const struct npl_site *all)
+static int target_site_ok(struct npl_cli *cli, const struct npl_target *tg, int strict, const struct npl_site *flags,
+			  const struct npl_site *all)
 {
 	int k;
 
@@ -57,8 +58,14 @@ static int target_site_ok(const struct npl_target *tg, const struct npl_site *fl
 			owner = owner_of(key);
 			mine = tg && (tg->site_prefix ? !strncmp(key, tg->site_prefix, strlen(tg->site_prefix))
 						      : !strcmp(owner, "k8s, rbg or docker"));
-			if (!mine)
-				return npl_cli_usage_error("render", "--%s is a value of --target %s", key, owner);
+			/* a site file may hold every target's values: another's are ignored, as any unused one */
+			if (!mine &&
+			    npl_site_unused(&cli->diag, strict, (enum npl_site_key)k,
+					    tg ? npl_arena_printf(&cli->arena, "render --target %s", tg->name) : "render (the scripts)",
+					    npl_arena_printf(&cli->arena, "a value of --target %s", owner))) {
+				npl_cli_flush(cli);
+				return NPL_EXIT_USAGE;
+			}
 		}
 		if (tg && tg->allocates && npl_site_is_list(k) && npl_site_var(k) && all->key[k].n)
 			return npl_cli_usage_error("render", "--%s: --target %s takes the nodes and their addresses from the allocation; drop it",
@@ -230,7 +237,7 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 	int i, rc = 0;
 
 	for (i = 0; i < db->nrecipes; i++) {
-		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force, ro->target};
+		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force, ro->target, ro->strict};
 		struct npl_site site = ro->site;
 		const struct npl_layer *R = db->recipes[i];
 		cJSON *plan;
@@ -278,8 +285,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_outset set = {0};
 	struct npl_db db;
 	const struct npl_target *tg = NULL;
-	struct npl_target_opts to = {0, 0};
-	static const struct npl_site none;
+	struct npl_target_opts to = {0, 0, 0};
 	const char *dir = NULL;
 	int all = 0, check = 0, json = 0, c, rc = NPL_EXIT_OK, i;
 	size_t k;
@@ -357,9 +363,10 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	to.all = all;
+	to.strict = ro.strict;
 	/* the flags' values, then the site file's (addresses too) */
-	if ((rc = target_site_ok(tg, &ro.site, &ro.site)) || (rc = npl_cli_site(cli, &ro)) ||
-	    (rc = target_site_ok(tg, &none, &ro.site)) || (rc = npl_cli_open_db(cli, &db)))
+	if ((rc = npl_cli_site(cli, &ro)) || (rc = target_site_ok(cli, tg, ro.strict, &ro.site, &ro.site)) ||
+	    (rc = npl_cli_open_db(cli, &db)))
 		goto out;
 	if (all) {
 		if ((rc = render_all(cli, &db, &ro, tg, &to, &t, &set, dir))) {

@@ -189,14 +189,14 @@ int npl_error(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 	return -1;
 }
 
-void npl_warn_grouped(struct npl_diag *d, const struct npl_loc *loc, const char *group, const char *label,
-		      const char *fmt, ...)
+void npl_diag_grouped(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc, const char *group,
+		      const char *label, const char *fmt, ...)
 {
 	va_list ap;
 	int n = d->n;
 
 	va_start(ap, fmt);
-	npl_diag_vadd(d, NPL_WARNING, loc, fmt, ap);
+	npl_diag_vadd(d, sev, loc, fmt, ap);
 	va_end(ap);
 	if (d->n > n) {
 		d->v[n].group = strdup(group);
@@ -428,6 +428,7 @@ void npl_diag_flush(struct npl_diag *d, FILE *fp)
 			/* said once a run; the others counted below */
 			struct npl_diag_group *g = group_of(d, e->group);
 
+			g->sev = e->sev;
 			if (g->shown) {
 				size_t n = g->labels ? strlen(g->labels) : 0, l = strlen(e->label);
 
@@ -472,9 +473,9 @@ void npl_diag_flush_groups(struct npl_diag *d, FILE *fp)
 	for (int i = 0; i < d->ngroups; i++) {
 		struct npl_diag_group *g = &d->groups[i];
 
-		if (!g->more)
+		if (!g->more || (d->quiet && g->sev != NPL_ERROR))
 			continue;
-		fprintf(fp, "npulaunch: warning: the same for %d more: ", g->more);
+		fprintf(fp, "npulaunch: %s: the same for %d more: ", sev_name[g->sev], g->more);
 		npl_print_text(fp, g->labels ? g->labels : "");
 		fprintf(fp, "%s\n", g->more > 10 ? ", ..." : "");
 		g->more = 0;

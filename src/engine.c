@@ -553,7 +553,7 @@ int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int al
 				char group[256];
 
 				snprintf(group, sizeof(group), "not upstream: %s --%s", module, name);
-				npl_warn_grouped(d, at.file ? &at : NULL, group, id,
+				npl_diag_grouped(d, NPL_WARNING, at.file ? &at : NULL, group, id,
 						 "%s: %s: --%s is not in upstream %s (SGLang %s): %s", id, rname, name,
 						 module, e->version, s->note ? s->note : "kept as the page uses it");
 			}

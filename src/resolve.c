@@ -1575,12 +1575,12 @@ static void check_site(struct ctx *c, const struct shape *sh, int nsh)
 
 		if (!have || have == want[k])
 			continue;
-		if (!want[k])
-			c->rc = npl_error(c->d, NULL, "--%s: recipe '%s' has no use for it (%s)",
-					  npl_site_key_name(k), c->R->id,
-					  k == NPL_SITE_NODE_IP ? "its server runs on one node" :
-					  "it is not a pd-disagg recipe");
-		else
+		if (!want[k]) {
+			if (npl_site_unused(c->d, c->o->strict, (enum npl_site_key)k, npl_arena_printf(c->a, "recipe '%s'", c->R->id),
+					    k == NPL_SITE_NODE_IP ? "its server runs on one node" :
+					    "it is not a pd-disagg recipe"))
+				c->rc = -1;
+		} else
 			c->rc = npl_error(c->d, NULL, "--%s: recipe '%s' needs %d address%s in rank order, got %d",
 					  npl_site_key_name(k), c->R->id, want[k], want[k] == 1 ? "" : "es",
 					  have);
@@ -1903,6 +1903,14 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 		cJSON_AddItemToObject(it, "needs", needs_json(&n));
 	}
 	cJSON_AddItemToObject(plan, "needs", needs_json(&all));
+	/* a site value of the scripts (not an address list: check_site) that nothing refers to */
+	for (i = 0; c->o->site && i < NPL_SITE_COUNT; i++)
+		if (npl_site_var(i) && !npl_site_is_list(i) && c->o->site->key[i].n && !all.count[i] &&
+		    npl_site_unused(d, c->o->strict, (enum npl_site_key)i, npl_arena_printf(c->a, "recipe '%s'", R->id),
+				    i == NPL_SITE_DRAFT_MODEL_PATH ? "it has no draft model"
+				    : i == NPL_SITE_IFNAME ? "none of its variables is the socket interface"
+							   : "nothing in it refers to it"))
+			c->rc = -1;
 	cJSON_AddItemToObject(plan, "roles", roles);
 	for (i = 0; i < c->o->nov && i < (int)NPL_ARRAY_SIZE(c->used_ov); i++)
 		if (!c->used_ov[i]) {

@@ -337,19 +337,26 @@ int npl_site_load_text(struct npl_site *s, struct npl_arena *a, const char *name
 										      : "each '%s' must be one value", k->str);
 					continue;
 				}
-				if (npl_site_set(s, a, key, v->kids[j]->str, &v->kids[j]->loc, d))
+				if (npl_site_set_as(s, a, key, v->kids[j]->str, npl_arena_printf(a, "'%s'", k->str),
+						    &v->kids[j]->loc, d))
 					rc = -1;
 			}
 			continue;
 		}
-		if (v->kind != NPL_YSCALAR || npl_ynull(v)) {
+		if (npl_ynull(v)) {
+			/* model-path: ~ (or nothing after the colon): YAML's null, not a value */
+			rc = npl_error(d, &v->loc, "'%s' is empty (YAML reads '%s' as null): give its value, or leave the key out",
+				       k->str, v->kind == NPL_YSCALAR && v->str ? v->str : "");
+			continue;
+		}
+		if (v->kind != NPL_YSCALAR) {
 			rc = npl_error(d, &v->loc, keys[key].list && !keys[key].var ? "'%s' must be a value or a list of values"
 				       : keys[key].list ? "'%s' must be an address or a list of addresses"
 							: "'%s' must be a single value",
 				       k->str);
 			continue;
 		}
-		if (npl_site_set(s, a, key, v->str, &v->loc, d))
+		if (npl_site_set_as(s, a, key, v->str, npl_arena_printf(a, "'%s'", k->str), &v->loc, d))
 			rc = -1;
 	}
 	return rc;
@@ -559,4 +566,17 @@ static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value
 	default:
 		return npl_error(d, where, "%s: not a site value", what);
 	}
+}
+
+int npl_site_unused(struct npl_diag *d, int strict, enum npl_site_key k, const char *label, const char *why)
+{
+	char group[96];
+
+	if (strict)
+		return npl_error(d, NULL, "--%s: %s has no use for it (%s); --strict refuses it", keys[k].name, label,
+				 why);
+	snprintf(group, sizeof(group), "unused site value %s", keys[k].name);
+	npl_diag_grouped(d, NPL_NOTE, NULL, group, label, "--%s: %s has no use for it (%s): ignored (--strict refuses it)",
+			 keys[k].name, label, why);
+	return 0;
 }

@@ -67,14 +67,17 @@ int npl_target_check_site(const cJSON *plan, const char *target, int addresses_o
 	return rc;
 }
 
-int npl_target_unused(const cJSON *plan, const char *target, const char *const *keys, const char *why,
+int npl_target_unused(const cJSON *plan, const char *target, int strict, const char *const *keys, const char *why,
 		      struct npl_diag *d)
 {
+	char label[64];
 	int rc = 0;
 
+	snprintf(label, sizeof(label), "render --target %s", target);
 	for (; *keys; keys++)
-		if (npl_target_site(plan, *keys, NULL))
-			rc = npl_error(d, NULL, "render --target %s has no use for --%s (%s)", target, *keys, why);
+		if (npl_target_site(plan, *keys, NULL) &&
+		    npl_site_unused(d, strict, (enum npl_site_key)npl_site_key_from_name(*keys), label, why))
+			rc = -1;
 	return rc;
 }
 

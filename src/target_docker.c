@@ -130,7 +130,6 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 static int render_docker(const cJSON *plan, struct npl_templates *t, const char *dir,
 			 const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
-	(void)o;
 	struct npl_buf pre = NPL_BUF_INIT, note = NPL_BUF_INIT;
 	const char *prefix;
 	const cJSON *role;
@@ -140,7 +139,7 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 					       "gang", "model-volume", "model-mount", NULL};
 
 	if (npl_target_check_site(plan, "docker", 1, d) |
-	    npl_target_unused(plan, "docker", k8s_only, "a Kubernetes value: the containers run on the host, with its devices and the model where it is", d))
+	    npl_target_unused(plan, "docker", o->strict, k8s_only, "a Kubernetes value: the containers run on the host, with its devices and the model where it is", d))
 		return -1;
 	if (!npl_target_container_str(plan, "image"))
 		return -1;

@@ -782,7 +782,7 @@ static void write_docs(struct npl_outset *set, const char *dir, const char *file
 }
 
 static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struct npl_templates *t,
-		  const char *dir, struct npl_outset *set, struct npl_diag *d)
+		  const char *dir, const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
 	static const char *const docker_only[] = {"container-runtime", NULL};
 	struct npl_arena arena;
@@ -802,7 +802,7 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 	k.rbg = rbg;
 	k.d = d;
 	k.id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
-	if (npl_target_check_site(plan, tg->name, 0, d) | (npl_target_unused(plan, tg->name, docker_only, "the docker target's: the kubelet runs the containers", d) |
+	if (npl_target_check_site(plan, tg->name, 0, d) | (npl_target_unused(plan, tg->name, o->strict, docker_only, "the docker target's: the kubelet runs the containers", d) |
 	    (npl_target_model_volume(plan, tg->name, &k.claim, &k.mount, d) < 0))) {
 		k.rc = -1;
 		goto out;
@@ -925,15 +925,13 @@ out:
 static int render_lws(const cJSON *plan, struct npl_templates *t, const char *dir,
 		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
-	(void)o;
-	return render(&npl_target_k8s, 0, plan, t, dir, set, d);
+	return render(&npl_target_k8s, 0, plan, t, dir, o, set, d);
 }
 
 static int render_rbg(const cJSON *plan, struct npl_templates *t, const char *dir,
 		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
-	(void)o;
-	return render(&npl_target_rbg, 1, plan, t, dir, set, d);
+	return render(&npl_target_rbg, 1, plan, t, dir, o, set, d);
 }
 
 const struct npl_target npl_target_k8s = {

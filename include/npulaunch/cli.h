@@ -52,13 +52,15 @@ void npl_cli_flush(struct npl_cli *cli);
 /* Options shared by the commands that resolve a recipe: site values, queries, overrides. */
 struct npl_cli_recipe_opts {
 	struct npl_site site;        /* site values from flags */
-	const char *site_file;
+	const char *site_files[8];   /* --site FILE, in order (merged; a key in two is refused) */
+	int nsite_files;
 	const char *tpot, *ttft, *dataset, *prefix_cache, *cards, *mode, *hardware;
 	int nearest;
 	struct npl_override *ov;
 	int nov, capov;
 	int force;
 	int allow_unknown;           /* --allow-unknown-flag */
+	int strict;                  /* --strict: a site value the recipe or target has no use for is an error */
 	int check;                   /* check the plan against the registry and rules (render, apply) */
 	const struct npl_plan_target *target;   /* render --target: what it asks of the plan */
 };
@@ -88,6 +90,7 @@ enum {
 	NPL_OPT_UNSET_ENV,
 	NPL_OPT_FORCE,
 	NPL_OPT_ALLOW_UNKNOWN,
+	NPL_OPT_STRICT,
 	NPL_OPT_LAST_SHARED,
 	NPL_OPT_SITE_KEY = 2000,   /* + enum npl_site_key: a cluster value's flag (--image, --gang) */
 };

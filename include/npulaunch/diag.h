@@ -43,6 +43,7 @@ struct npl_diag_entry {
 /* A kind of message, said once: how many more there were, and about what. */
 struct npl_diag_group {
 	char *key;
+	enum npl_severity sev;  /* of its messages */
 	int shown;              /* the first of the kind was printed */
 	int more;               /* others since the last count was printed */
 	char *labels;           /* theirs, comma-separated */
@@ -91,10 +92,10 @@ void npl_diag_add(struct npl_diag *d, enum npl_severity sev, const struct npl_lo
 /* Record a message from a va_list. */
 void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc,
 		   const char *fmt, va_list ap);
-/* Record a warning of a kind (group) that a run says once: a flush prints the first of each
+/* Record a message of a kind (group) that a run says once: a flush prints the first of each
  * group, then one line counting the others with their labels (recipe ids). */
-void npl_warn_grouped(struct npl_diag *d, const struct npl_loc *loc, const char *group, const char *label,
-		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void npl_diag_grouped(struct npl_diag *d, enum npl_severity sev, const struct npl_loc *loc, const char *group,
+		      const char *label, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Print, for each group, the line that counts the messages flushes held back (at the end of a run). */
 void npl_diag_flush_groups(struct npl_diag *d, FILE *fp);
 /* Record an error and return -1, for `return npl_error(...)`. */

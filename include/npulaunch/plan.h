@@ -59,6 +59,7 @@ struct npl_resolve_opts {
 	int nov;
 	int force;                         /* let overrides contradict the rules */
 	const struct npl_plan_target *target;   /* NULL: the scripts */
+	int strict;                        /* a site value it has no use for is an error, not a note */
 };
 
 /* Resolve one recipe into a plan; NULL and diagnostics on error. */

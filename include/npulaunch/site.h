@@ -92,4 +92,8 @@ int npl_ip_canonical(const char *s, char *out, size_t n);
 /* 1 when s is a plausible network interface name. */
 int npl_ifname_ok(const char *s);
 
+/* A site value given (key k) that label (a recipe, a target) has no use for: a note, said once
+ * a run whatever recipes it applies to; with strict an error. -1 for the error. */
+int npl_site_unused(struct npl_diag *d, int strict, enum npl_site_key k, const char *label, const char *why);
+
 #endif

@@ -28,6 +28,7 @@
 struct npl_target_opts {
 	int bench;   /* --bench: the job runs the benchmark once the entry point answers, then verify */
 	int all;     /* render --all: a site value that one recipe has no use for is not an error */
+	int strict;  /* --strict: a site value the target has no use for is an error, not a note */
 };
 
 struct npl_target {
@@ -58,8 +59,9 @@ int npl_target_site_bool(const cJSON *plan, const char *key, int def);
 /* Check that the plan has every site value a container needs (all but the node addresses,
  * which addresses_ok allows: the docker target's hosts know them, a cluster gives its own). */
 int npl_target_check_site(const cJSON *plan, const char *target, int addresses_ok, struct npl_diag *d);
-/* Refuse the cluster values of keys (NULL-terminated) that target has no use for, saying why. */
-int npl_target_unused(const cJSON *plan, const char *target, const char *const *keys, const char *why,
+/* The cluster values of keys (NULL-terminated) that target has no use for, each said once
+ * (npl_site_unused: a note, or with strict an error); -1 for an error. */
+int npl_target_unused(const cJSON *plan, const char *target, int strict, const char *const *keys, const char *why,
 		      struct npl_diag *d);
 /* The prefix of every object name: --name-prefix, else the model's id as a DNS label. */
 const char *npl_target_prefix(const cJSON *plan, struct npl_buf *tmp);

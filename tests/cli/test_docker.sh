@@ -30,11 +30,14 @@ done
 ID=deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms
 expect_rc 2 "$NPL" render $ID --target docker --ifname eth0 -o "$T/x"
 expect_grep "$T/err" "error: render --target docker of '$ID' needs --model-path"
-expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --model-volume pvc:models -o "$T/x"
-expect_grep "$T/err" "error: render --target docker has no use for --model-volume (a Kubernetes value: the containers run on the host"
-expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --namespace llm --gang
-expect_grep "$T/err" "error: render --target docker has no use for --namespace"
-expect_grep "$T/err" "error: render --target docker has no use for --gang"
+# a value the target has no use for: a note, as for any site value; refused under --strict
+expect_rc 2 "$NPL" render $ID --target docker --model-path /models/m --ifname eth0 --model-volume pvc:models --strict -o "$T/x"
+expect_grep "$T/err" "error: --model-volume: render --target docker has no use for it (a Kubernetes value: the containers run on the host"
+expect_rc 2 "$NPL" render $ID --target docker --model-path /models/m --ifname eth0 --namespace llm --gang --strict
+expect_grep "$T/err" "error: --namespace: render --target docker has no use for it"
+expect_grep "$T/err" "error: --gang: render --target docker has no use for it"
+expect_rc 0 "$NPL" render $ID --target docker "${SITE[@]}" --namespace llm
+expect_grep "$T/err" "note: --namespace: render --target docker has no use for it (a Kubernetes value: the containers run on the host, with its devices and the model where it is): ignored (--strict refuses it)"
 expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --container-runtime containerd
 expect_grep "$T/err" "error: --container-runtime 'containerd': docker, podman or auto"
 [[ ! -e $T/x ]] || fail "a refused render wrote $T/x"

@@ -115,8 +115,10 @@ expect_grep "$T/err" "error: render --target k8s: --model-path '/data/m' is not 
 expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}" --model-volume pvc:models
 expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" --model-mount /m
 expect_grep "$T/err" "--model-mount is where a claim is mounted"
-expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" --container-runtime podman
-expect_grep "$T/err" "error: render --target k8s has no use for --container-runtime (the docker target's: the kubelet runs the containers)"
+expect_rc 2 "$NPL" render $ID --target k8s --model-path /models/m --ifname eth0 --container-runtime podman --strict
+expect_grep "$T/err" "error: --container-runtime: render --target k8s has no use for it (the docker target's: the kubelet runs the containers); --strict refuses it"
+expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}" --container-runtime podman
+expect_grep "$T/err" "note: --container-runtime: render --target k8s has no use for it"
 expect_rc 2 "$NPL" render $ID --target kubernetes
 expect_grep "$T/err" "unknown target 'kubernetes' (scripts, k8s, rbg, docker, slurm)"
 printf 'model-path: /models/m\nifname: eth0\ngang: sure\n' >"$T/site.yaml"

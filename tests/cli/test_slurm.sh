@@ -93,8 +93,10 @@ expect_rc 2 "${R[@]}" --target slurm --slurm-log-dir logs
 expect_grep "$T/err" "npulaunch: error: --slurm-log-dir must be an absolute path, not 'logs'"
 expect_rc 2 "${R[@]}" --target slurm --slurm-gres 'npu:8'
 expect_rc 0 "${R[@]}" --target slurm --slurm-gres 'npu:910c'
-expect_rc 2 "${R[@]}" --slurm-partition npu
-expect_grep "$T/err" "npulaunch: render: --slurm-partition is a value of --target slurm"
+expect_rc 2 "${R[@]}" --slurm-partition npu --strict
+expect_grep "$T/err" "error: --slurm-partition: render (the scripts) has no use for it (a value of --target slurm); --strict refuses it"
+expect_rc 0 "${R[@]}" --slurm-partition npu
+expect_grep "$T/err" "note: --slurm-partition: render (the scripts) has no use for it (a value of --target slurm): ignored (--strict refuses it)"
 expect_rc 2 "${R[@]}" --bench
 expect_grep "$T/err" "npulaunch: render: --bench is for a job that runs the deployment: give --target slurm"
 expect_rc 2 "${R[@]}" --target kubernetes

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	npl_db_link(&db, &d);
 	for (i = 0; i < db.nrecipes && i < 4; i++) {
 		const struct npl_layer *R = db.recipes[i];
-		struct npl_resolve_opts o = {NULL, NULL, 0, 0, NULL};
+		struct npl_resolve_opts o = {NULL, NULL, 0, 0, NULL, 0};
 		cJSON *plan;
 
 		if (!R->model || !R->hardware || !db.defaults)

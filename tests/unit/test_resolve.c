@@ -50,7 +50,7 @@ static void open_db(struct fx *f, const char *extra)
 
 static cJSON *resolve(struct fx *f, const char *id, const struct npl_override *ov, int nov, int force)
 {
-	struct npl_resolve_opts o = {&f->site, ov, nov, force, NULL};
+	struct npl_resolve_opts o = {&f->site, ov, nov, force, NULL, 0};
 	const struct npl_layer *R = npl_db_recipe(&f->db, id);
 
 	assert_non_null(R);
