@@ -450,12 +450,12 @@ const char *npl_cli_suggest_model(const struct npl_db *db, const char *arg)
 /* The ids and model names, for a did-you-mean over both. */
 static const char *suggest(const struct npl_db *db, const char *arg)
 {
-	const char **names = calloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
-	const char *best = npl_cli_suggest_model(db, arg);
+	const char *best = npl_cli_suggest_model(db, arg), **names;
 	int i, n = 0;
 
 	if (best)
 		return best;
+	names = calloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
 	if (!names)
 		npl_oom();
 	for (i = 0; i < db->nrecipes; i++)
