@@ -37,7 +37,7 @@ char *npl_served_model(const char *base, long timeout_ms);
 struct npl_wait_result {
 	int ready;
 	double after_s;
-	char error[160];
+	char error[256];
 };
 
 /* Wait until every base URL is ready or timeout_s passes; reports each as it turns ready
