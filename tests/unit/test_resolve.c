@@ -17,6 +17,7 @@ struct fx {
 	struct npl_diag d;
 	struct npl_db db;
 	struct npl_site site;
+	int strict;     /* resolve with --strict */
 };
 
 static int setup(void **state)
@@ -50,7 +51,7 @@ static void open_db(struct fx *f, const char *extra)
 
 static cJSON *resolve(struct fx *f, const char *id, const struct npl_override *ov, int nov, int force)
 {
-	struct npl_resolve_opts o = {&f->site, ov, nov, force, NULL, 0};
+	struct npl_resolve_opts o = {&f->site, ov, nov, force, NULL, f->strict};
 	const struct npl_layer *R = npl_db_recipe(&f->db, id);
 
 	assert_non_null(R);
@@ -324,11 +325,18 @@ static void test_site_values_checked(void **state)
 
 	open_db(f, NULL);
 	assert_int_equal(npl_site_set(&f->site, &f->a, NPL_SITE_NODE_IP, "10.0.0.1", NULL, &f->d), 0);
+	/* a value the recipe has no use for: a note, or with strict an error */
+	plan = resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", NULL, 0, 0);
+	assert_non_null(plan);
+	cJSON_Delete(plan);
+	assert_string_equal(msg(f, 0), "note: --node-ip: recipe 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms' has no use for it (its server runs on one node): ignored (--strict refuses it)");
+	f->strict = 1;
 	assert_null(resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", NULL, 0, 0));
-	assert_string_equal(msg(f, 0), "error: --node-ip: recipe 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms' has no use for it (its server runs on one node)");
+	assert_string_equal(msg(f, 1), "error: --node-ip: recipe 'kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms' has no use for it (its server runs on one node); --strict refuses it");
+	f->strict = 0;
 	/* the 16-card mixed recipe needs two, in rank order */
 	assert_null(resolve(f, "kimi-k2.6-w4a8-16p-in64k-out1k-100ms", NULL, 0, 0));
-	assert_string_equal(msg(f, 1), "error: --node-ip: recipe 'kimi-k2.6-w4a8-16p-in64k-out1k-100ms' needs 2 addresses in rank order, got 1");
+	assert_string_equal(msg(f, 2), "error: --node-ip: recipe 'kimi-k2.6-w4a8-16p-in64k-out1k-100ms' needs 2 addresses in rank order, got 1");
 	assert_int_equal(npl_site_set(&f->site, &f->a, NPL_SITE_NODE_IP, "10.0.0.2", NULL, &f->d), 0);
 	plan = resolve(f, "kimi-k2.6-w4a8-16p-in64k-out1k-100ms", NULL, 0, 0);
 	assert_non_null(plan);
@@ -342,8 +350,9 @@ static void test_site_values_checked(void **state)
 			    "10.0.0.2");
 	cJSON_Delete(plan);
 	/* a disagg recipe takes prefill/decode addresses, not node addresses */
+	f->strict = 1;
 	assert_null(resolve(f, "deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms", NULL, 0, 0));
-	assert_string_equal(msg(f, 2), "error: --node-ip: recipe 'deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms' has no use for it (its server runs on one node)");
+	assert_string_equal(msg(f, 3), "error: --node-ip: recipe 'deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms' has no use for it (its server runs on one node); --strict refuses it");
 }
 
 static void test_literal_dollar_escaped(void **state)

@@ -214,7 +214,7 @@ static void test_load_slurm(void **state)
 	assert_int_equal(f->d.n, 2);
 	assert_diag(&f->d, 0, "site.yaml:3:20: error: 'slurm-router-node' must be a single value");
 	assert_diag(&f->d, 1,
-		    "site.yaml:4:13: error: --slurm-gres 'npu:8:x' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
+		    "site.yaml:4:13: error: 'slurm-gres' 'npu:8:x' is not a generic resource name (NAME or NAME:TYPE, as in npu or npu:910b; the count is the hardware's cards per node)");
 	assert_values(&f->s, NPL_SITE_SLURM_PARTITION, part, 1);
 	assert_int_equal(f->s.key[NPL_SITE_SLURM_TIME].n, 1);
 }
@@ -556,13 +556,13 @@ static void test_load_bad_values(void **state)
 				 "draft-model-path:\n"),
 			 -1);
 	assert_int_equal(f->d.n, 6);
-	assert_diag(&f->d, 0, "site.yaml:1:13: error: --model-path must be an absolute path, not 'models/x'");
+	assert_diag(&f->d, 0, "site.yaml:1:13: error: 'model-path' must be an absolute path, not 'models/x'");
 	assert_diag(&f->d, 1,
-		    "site.yaml:2:9: error: --ifname 'eth0;rm' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')");
-	assert_diag(&f->d, 2, "site.yaml:3:21: error: --node-ip 'host1' is not an IPv4 or IPv6 address");
+		    "site.yaml:2:9: error: 'ifname' 'eth0;rm' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')");
+	assert_diag(&f->d, 2, "site.yaml:3:21: error: 'node-ip' 'host1' is not an IPv4 or IPv6 address");
 	assert_diag(&f->d, 3, "site.yaml:4:13: error: 'prefill-ip' must be an address or a list of addresses");
 	assert_diag(&f->d, 4, "site.yaml:6:5: error: each 'decode-ip' must be one address");
-	assert_diag(&f->d, 5, "site.yaml:7:18: error: 'draft-model-path' must be a single value");
+	assert_diag(&f->d, 5, "site.yaml:7:18: error: 'draft-model-path' is empty (YAML reads '' as null): give its value, or leave the key out");
 	assert_values(&f->s, NPL_SITE_NODE_IP, node, 2);
 }
 
@@ -613,7 +613,7 @@ static void test_load_file(void **state)
 
 	assert_int_equal(npl_site_load_file(&f->s, &f->a, path, &f->d), -1);
 	snprintf(want, sizeof(want),
-		 "%s:3:9: error: --ifname 'a b' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
+		 "%s:3:9: error: 'ifname' 'a b' is not a network interface name (1 to 15 letters, digits, '_', '.', '-')",
 		 path);
 	assert_only_error(&f->d, want);
 	assert_values(&f->s, NPL_SITE_MODEL_PATH, model, 1);
@@ -755,7 +755,7 @@ static void test_load_cluster_values(void **state)
 	assert_string_equal(f->s.key[NPL_SITE_NODE_SELECTOR].v[1], "c=d");
 	assert_string_equal(f->s.key[NPL_SITE_GANG].v[0], "true");
 	assert_int_equal(load(f, "tune: maybe\n"), -1);
-	assert_diag(&f->d, 0, "site.yaml:1:7: error: --tune takes true or false, not 'maybe'");
+	assert_diag(&f->d, 0, "site.yaml:1:7: error: 'tune' takes true or false, not 'maybe'");
 }
 
 int main(void)
