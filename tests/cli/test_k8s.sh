@@ -123,7 +123,7 @@ expect_rc 2 "$NPL" render $ID --target kubernetes
 expect_grep "$T/err" "unknown target 'kubernetes' (scripts, k8s, rbg, docker, slurm)"
 printf 'model-path: /models/m\nifname: eth0\ngang: sure\n' >"$T/site.yaml"
 expect_rc 2 "$NPL" render $ID --target rbg --site "$T/site.yaml"
-expect_grep "$T/err" "site.yaml:3:7: error: --gang takes true or false, not 'sure'"
+expect_grep "$T/err" "site.yaml:3:7: error: 'gang' takes true or false, not 'sure'"
 
 # ---- the cluster values reach the manifests -------------------------------------------------
 expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}" --namespace llm --name-prefix dsr1 --gang --tune \

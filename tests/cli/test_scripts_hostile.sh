@@ -288,7 +288,7 @@ expect_rc 2 "$NPL" show kimi-k2.6-w4a8-16p-in64k-out1k-100ms --node-ip fd00::1 -
 expect_grep "$T/err" "--node-ip 'FD00:0::1' is given twice"
 printf 'node-ip: [10.0.0.1, 10.0.0.2, 10.0.0.1]\n' >"$T/dup.yaml"
 expect_rc 2 "$NPL" show kimi-k2.6-w4a8-16p-in64k-out1k-100ms --site "$T/dup.yaml"
-expect_grep "$T/err" "dup.yaml:1:31: error: --node-ip '10.0.0.1' is given twice"
+expect_grep "$T/err" "dup.yaml:1:31: error: 'node-ip' '10.0.0.1' is given twice"
 expect_rc 2 env NODE_IPS="10.0.0.1 10.0.0.1" NPULAUNCH_ROOT="$T/root" "$NPL" apply kimi-k2.6-w4a8-16p-in64k-out1k-100ms \
 	--model-path /m --draft-model-path /d --ifname eth0 --dry-run
 expect_grep "$T/err" "NODE_IPS '10.0.0.1' is given twice"

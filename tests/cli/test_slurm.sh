@@ -111,7 +111,7 @@ expect_grep "$T/s2/slurm.sbatch" '#SBATCH --time=30'
 printf 'slurm-partiton: npu\nslurm-account: "a b"\n' >"$T/bad.yaml"
 expect_rc 2 "${R[@]}" --site "$T/bad.yaml" --target slurm
 expect_grep "$T/err" "bad.yaml:1:1: error: unknown site key 'slurm-partiton' (did you mean 'slurm-partition'?)"
-expect_grep "$T/err" "bad.yaml:2:16: error: --slurm-account 'a b' is not an account name (letters, digits, '_', '.', '-')"
+expect_grep "$T/err" "bad.yaml:2:16: error: 'slurm-account' 'a b' is not an account name (letters, digits, '_', '.', '-')"
 # the Slurm values never reach the role scripts: they are those of the scripts target
 for f in prefill.sh decode.sh router.sh bench.sh; do
 	cmp -s "$T/s1/$f" "$T/s2/$f" || fail "$f differs between --target scripts and --target slurm"
