@@ -354,9 +354,11 @@ static long long budget(const char *opt, const char *s, int *rc)
 {
 	long long us = npl_parse_duration_us(s);
 
-	/* a bare number is milliseconds */
-	if (us < 0 && npl_parse_uint(s) > 0)
-		us = (long long)npl_parse_uint(s) * 1000;
+	/* a bare number would be a guess (20 ms, or 20 s of TTFT?): the unit is asked for */
+	if (us < 0 && strspn(s, "0123456789.") == strlen(s) && *s) {
+		*rc = npl_cli_usage_error(NULL, "--%s '%s' needs a unit: %sms or %ss", opt, s, s, s);
+		return -1;
+	}
 	if (us <= 0) {
 		*rc = npl_cli_usage_error(NULL, "--%s '%s' is not a duration (20ms, 22.2ms, 5s)", opt, s);
 		return -1;

@@ -106,6 +106,17 @@ expect_eq "$(wc -c <"$T/err")" 0 "render --all --quiet: standard error"
 expect_rc 0 "$NPL" -q validate
 expect_nogrep "$T/err" ": warning: "
 expect_grep "$T/err" "validate: 58 recipes, 0 errors, 3 warnings"
+# conflicting or ambiguous options are refused, not guessed
+expect_rc 2 "$NPL" list kimi-k2.6 --tpot 20
+expect_grep "$T/err" "npulaunch: list: --tpot '20' needs a unit: 20ms or 20s"
+expect_rc 2 "$NPL" list --ids --json
+expect_grep "$T/err" "--ids and --json: give one (--json holds the ids)"
+expect_rc 2 "$NPL" list --ids --models
+expect_grep "$T/err" "give one of --ids, --models, --profiles"
+expect_rc 2 "$NPL" list --models kimi-k2.6
+expect_rc 2 "$NPL" tune --check --revert
+expect_rc 2 "$NPL" apply kimi-k2.6 --tpot 20ms --json
+expect_grep "$T/err" "--json reports a dry run: give --dry-run too"
 # help and version as commands; an option error points to the command's help
 expect_rc 0 "$NPL" help
 expect_grep "$T/out" "Commands:"
