@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "npl_version.h"
+#include <cjson/cJSON.h>
+
 #include "npulaunch/cli.h"
 #include "npulaunch/util.h"
 
@@ -58,11 +60,33 @@ static void usage(FILE *fp)
 	      "4 ambiguous query, 5 invalid recipe data.\n", fp);
 }
 
-static int version(struct npl_cli *cli)
+static int version(struct npl_cli *cli, int json)
 {
 	struct npl_db db;
 	int rc = npl_cli_open_db(cli, &db);
 
+	if (json) {
+		/* {version, database: {version, recipes, models, hardware_profiles} or null} */
+		cJSON *o = cJSON_CreateObject();
+		char *t;
+
+		cJSON_AddStringToObject(o, "version", NPL_VERSION);
+		if (rc == 0) {
+			cJSON *d = cJSON_AddObjectToObject(o, "database");
+
+			cJSON_AddStringToObject(d, "version", db.defaults->db_version);
+			cJSON_AddNumberToObject(d, "recipes", db.nrecipes);
+			cJSON_AddNumberToObject(d, "models", db.nmodels);
+			cJSON_AddNumberToObject(d, "hardware_profiles", db.nhardware);
+		} else {
+			cJSON_AddNullToObject(o, "database");
+		}
+		t = cJSON_Print(o);
+		puts(t);
+		cJSON_free(t);
+		cJSON_Delete(o);
+		return rc;
+	}
 	printf("npulaunch %s\n", NPL_VERSION);
 	if (rc == 0)
 		printf("recipe database %s (%d recipes, %d models, %d hardware profiles)\n",
@@ -110,13 +134,15 @@ static int cmd_help(int argc, char **argv, struct npl_cli *cli)
 static int cmd_version(int argc, char **argv, struct npl_cli *cli)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: npulaunch version\n\nThe version of npulaunch and of its recipe database (as --version).\n\n"
-		     "Examples:\n  npulaunch version");
+		puts("usage: npulaunch version [--json]\n\nThe version of npulaunch and of its recipe database (as --version).\n\n"
+		     "Options:\n  --json      {version, database: {version, recipes, models, hardware_profiles}}\n\n"
+		     "Examples:\n  npulaunch version\n  npulaunch version --json");
 		return NPL_EXIT_OK;
 	}
-	if (argc > 1)
-		return npl_cli_usage_error("version", "unexpected argument '%s'", argv[1]);
-	return version(cli);
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--json")))
+		return npl_cli_usage_error("version", "%s '%s'", argv[argc - 1][0] == '-' ? "unknown option" : "unexpected argument",
+					   argv[argc - 1]);
+	return version(cli, argc == 2);
 }
 
 /* As coreutils' close_stdout: output that could not be written (a full disk, /dev/full, a
@@ -238,7 +264,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (want_version) {
-		rc = version(&cli);
+		rc = version(&cli, 0);
 		goto out;
 	}
 	if (optind >= argc) {
