@@ -53,6 +53,7 @@ finish() {
 		exit 1
 	fi
 	echo ok
+	exit 0
 }
 
 # make_root DIR: a fake host root (2 CPUs with cpufreq, the sysctls, the Ascend
