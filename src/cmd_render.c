@@ -5,6 +5,7 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/output.h"
 #include "npulaunch/render.h"
+#include "npulaunch/rcache.h"
 #include "npulaunch/sha256.h"
 #include "npulaunch/target.h"
 #include "npulaunch/util.h"
@@ -266,6 +267,42 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 	return rc;
 }
 
+/* The files of one recipe (arg: an id or a query) or of all (arg NULL) into set; an exit code. */
+static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const struct npl_target *tg,
+		    const struct npl_target_opts *to, struct npl_templates *t, struct npl_outset *set,
+		    const char *dir, const char *arg, int check)
+{
+	struct npl_db db;
+	cJSON *sel = NULL, *plan;
+	const struct npl_layer *R;
+	const char *missing;
+	int rc;
+
+	/* the flags' values, then the site file's (addresses too) */
+	if ((rc = npl_cli_site(cli, ro)) || (rc = target_site_ok(cli, tg, ro->strict, &ro->site, &ro->site)) ||
+	    (rc = npl_cli_open_db(cli, &db)))
+		return rc;
+	if (!arg) {
+		rc = render_all(cli, &db, ro, tg, to, t, set, dir);
+		npl_cli_flush(cli);   /* the targets' notes */
+		return rc;
+	}
+	if (!(R = npl_cli_pick(cli, &db, arg, ro, &sel, &rc)))
+		return rc ? rc : NPL_EXIT_FAIL;
+	if (!(plan = npl_cli_resolve(cli, &db, R, ro, sel, &rc)))
+		return rc ? rc : NPL_EXIT_FAIL;
+	rc = render_plan(tg, plan, t, dir ? dir : "", to, set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
+	missing = missing_list(&cli->arena, plan, tg && tg->allocates);
+	cJSON_Delete(plan);
+	npl_cli_flush(cli);
+	if (rc)
+		return rc;
+	if (missing && !check && (!tg || tg->allocates))
+		npl_cli_info(cli, "%s: not given: %s; the %s until they are set",
+			R->id, missing, tg ? "job stops" : "scripts stop");
+	return 0;
+}
+
 int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -283,7 +320,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
 	struct npl_outset set = {0};
-	struct npl_db db;
+	struct npl_rc *rcache = NULL;
 	const struct npl_target *tg = NULL;
 	struct npl_target_opts to = {0, 0, 0};
 	const char *dir = NULL;
@@ -364,37 +401,21 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	}
 	to.all = all;
 	to.strict = ro.strict;
-	/* the flags' values, then the site file's (addresses too) */
-	if ((rc = npl_cli_site(cli, &ro)) || (rc = target_site_ok(cli, tg, ro.strict, &ro.site, &ro.site)) ||
-	    (rc = npl_cli_open_db(cli, &db)))
-		goto out;
-	if (all) {
-		if ((rc = render_all(cli, &db, &ro, tg, &to, &t, &set, dir))) {
-			npl_cli_flush(cli);
-			goto out;
-		}
-		npl_cli_flush(cli);   /* the targets' notes */
+	/* the plan, from the result cache when its inputs are unchanged (rcache.h); the commit,
+	   --check and the bundle's checks below run every time */
+	rcache = npl_rc_open(cli->argc, cli->argv);
+	if (npl_rc_hit(rcache)) {
+		rc = npl_rc_replay(rcache);
+		npl_rc_outset(rcache, &set);
 	} else {
-		cJSON *sel = NULL;
-		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
-		cJSON *plan;
-		const char *missing;
-
-		if (!R)
-			goto out;
-		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
-		if (!plan)
-			goto out;
-		rc = render_plan(tg, plan, &t, dir ? dir : "", &to, &set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
-		missing = missing_list(&cli->arena, plan, tg && tg->allocates);
-		cJSON_Delete(plan);
+		npl_rc_record(rcache, 0);
+		rc = plan_set(cli, &ro, tg, &to, &t, &set, dir, all ? NULL : argv[optind], check);
 		npl_cli_flush(cli);
-		if (rc)
-			goto out;
-		if (missing && !check && (!tg || tg->allocates))
-			npl_cli_info(cli, "%s: not given: %s; the %s until they are set",
-				R->id, missing, tg ? "job stops" : "scripts stop");
+		npl_diag_flush_groups(&cli->diag, stderr);
+		npl_rc_finish(rcache, rc, &set);
 	}
+	if (rc)
+		goto out;
 	if (dir)
 		npl_out_own_dir(&set, dir);
 	if (check) {
@@ -433,7 +454,8 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		}
 	}
 out:
-	npl_out_release(&set);
+	npl_out_release(&set);   /* before the cache entry its texts may be */
+	npl_rc_close(rcache);
 	npl_templates_release(&t);
 	free(opts);
 	npl_cli_recipe_opts_release(&ro);

@@ -13,6 +13,7 @@
 
 #include "npulaunch/buf.h"
 #include "npulaunch/dbcache.h"
+#include "npulaunch/rcache.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/util.h"
 
@@ -150,12 +151,16 @@ static size_t build_id(unsigned char out[64])
 
 /* ---- where ------------------------------------------------------------- */
 
-char *npl_dbcache_path(const char *key)
+size_t npl_build_id(unsigned char out[64])
+{
+	return build_id(out);
+}
+
+char *npl_cache_dir(void)
 {
 	const char *env = getenv("NPULAUNCH_CACHE"), *xdg = getenv("XDG_CACHE_HOME"),
 		   *home = getenv("HOME");
 	struct npl_buf b = NPL_BUF_INIT;
-	uint64_t h1, h2;
 
 	if (env && (!strcmp(env, "off") || !*env))
 		return NULL;
@@ -167,6 +172,19 @@ char *npl_dbcache_path(const char *key)
 		npl_buf_printf(&b, "%s/.cache/npulaunch", home);
 	else
 		return NULL;
+	return npl_buf_detach(&b);
+}
+
+char *npl_dbcache_path(const char *key)
+{
+	char *dir = npl_cache_dir();
+	struct npl_buf b = NPL_BUF_INIT;
+	uint64_t h1, h2;
+
+	if (!dir)
+		return NULL;
+	npl_buf_puts(&b, dir);
+	free(dir);
 	hash128(key, strlen(key), &h1, &h2);
 	npl_buf_printf(&b, "/recipes-%016llx.cache", (unsigned long long)h1);
 	return npl_buf_detach(&b);
@@ -493,7 +511,9 @@ struct npl_dbcache *npl_dbcache_open(const char *key)
 		/* the one way npulaunch opens what it reads; any trouble means no cache, silently */
 		struct npl_diag quiet = NPL_DIAG_INIT;
 
+		npl_rc_pause(1);   /* the cache is not an input: its results are the files' */
 		fd = npl_open_regular(c->path, 1, MAX_FILE, &st, &quiet);
+		npl_rc_pause(0);
 		npl_diag_release(&quiet);
 	}
 	if (fd >= 0) {
@@ -766,7 +786,9 @@ static void save(struct npl_dbcache *c)
 		struct npl_diag quiet = NPL_DIAG_INIT;
 
 		*slash = '\0';
+		npl_rc_pause(1);
 		npl_mkdirs(c->path, 0700, &quiet);   /* a failure shows at open() below */
+		npl_rc_pause(0);
 		npl_diag_release(&quiet);
 		*slash = '/';
 	}

@@ -84,6 +84,27 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
 	f->text[len] = '\0';
 	f->len = len;
 	f->mode = mode;
+	f->borrowed = 0;
+}
+
+void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
+{
+	struct npl_outfile *f;
+
+	s->v = npl_out_grow(s->v, &s->cap, s->n, sizeof(*s->v));
+	f = &s->v[s->n++];
+	f->path = npl_out_strdup(path);
+	f->text = (char *)text;
+	f->len = len;
+	f->mode = mode;
+	f->borrowed = 1;
+}
+
+void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name)
+{
+	s->bundles = npl_out_grow(s->bundles, &s->capbundles, s->nbundles, sizeof(*s->bundles));
+	s->bundles[s->nbundles].dir = npl_out_strdup(dir);
+	s->bundles[s->nbundles++].manifest = npl_out_strdup(name);
 }
 
 void npl_out_own_dir(struct npl_outset *s, const char *dir)
@@ -136,9 +157,7 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	npl_out_add(s, path, b.data, b.len, 0644);
 	free(path);
 	npl_buf_release(&b);
-	s->bundles = npl_out_grow(s->bundles, &s->capbundles, s->nbundles, sizeof(*s->bundles));
-	s->bundles[s->nbundles].dir = npl_out_strdup(dir);
-	s->bundles[s->nbundles++].manifest = npl_out_strdup(name);
+	npl_out_add_bundle(s, dir, name);
 }
 
 int npl_out_namecmp(const void *a, const void *b)
@@ -396,7 +415,8 @@ void npl_out_release(struct npl_outset *s)
 
 	for (i = 0; i < s->n; i++) {
 		free(s->v[i].path);
-		free(s->v[i].text);
+		if (!s->v[i].borrowed)
+			free(s->v[i].text);
 	}
 	for (i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);

@@ -12,6 +12,7 @@
 
 #include "npulaunch/dbcache.h"
 #include "npulaunch/embedded.h"
+#include "npulaunch/rcache.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/site.h"
 #include "npulaunch/util.h"
@@ -1524,6 +1525,7 @@ static int load_file(struct npl_db *db, struct npl_dbcache *cache, int dirfd, co
 
 	/* relative to the folder: one path component to look up, not the whole path */
 	if (cache && fstatat(dirfd, base, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+		npl_rc_dep(path, &st);
 		stp = &st;
 		L = npl_dbcache_stat_get(cache, rel, &st, path, db->arena);
 		if (L) {
@@ -1600,6 +1602,10 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, struct seen *
 
 	if (!dp)
 		return npl_error(d, NULL, "cannot open recipe folder '%s': %s", dir, strerror(errno));
+	if (fstat(dirfd(dp), &st) != 0)
+		npl_rc_uncacheable();
+	else
+		npl_rc_dep(dir, &st);   /* its mtime changes when an entry is added, removed or renamed */
 	if (fstat(dirfd(dp), &st) == 0 && (first = seen_before(seen, &st, dir))) {
 		closedir(dp);
 		return npl_error(d, NULL, "recipe folder '%s' is '%s' again (a symbolic link?); "

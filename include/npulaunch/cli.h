@@ -35,6 +35,8 @@ struct npl_cli {
 	struct npl_diag diag;
 	struct npl_arena arena;
 	struct npl_engine *engine;  /* the flag registry, loaded on first use */
+	int argc;                   /* the whole command line, as main() got it (the result cache's key) */
+	char **argv;
 };
 
 /* One sub-command: its name, its entry point, a line of help. */

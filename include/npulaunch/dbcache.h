@@ -56,6 +56,11 @@ void npl_dbcache_put(struct npl_dbcache *c, const char *text, size_t len, const 
 /* Write the cache back if it changed (atomically; failures are ignored) and free it. */
 void npl_dbcache_close(struct npl_dbcache *c);
 
+/* The cache folder ($NPULAUNCH_CACHE, else $XDG_CACHE_HOME/npulaunch, else ~/.cache/npulaunch),
+ * malloc'ed, or NULL when caching is off. */
+char *npl_cache_dir(void);
+/* This binary's GNU build id into out; its length, 0 when it has none. */
+size_t npl_build_id(unsigned char out[64]);
 /* The cache file of a key, malloc'ed, or NULL when caching is off (for tests and docs). */
 char *npl_dbcache_path(const char *key);
 

@@ -32,6 +32,7 @@ struct npl_outfile {
 	char *text;
 	size_t len;
 	int mode;
+	int borrowed;       /* text is not the set's to free (npl_out_add_borrowed()) */
 };
 
 struct npl_outbundle {
@@ -52,6 +53,10 @@ struct npl_outset {
 
 /* Add a file (the set takes a copy of text). */
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode);
+/* Add a file whose text stays the caller's until the set is released (the result cache's). */
+void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode);
+/* Declare dir a bundle whose manifest, named name, is already in the set (the result cache's). */
+void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name);
 /* Add dir's manifest, named name: json (a JSON object's text) with a last member "files" that
  * records {"NAME": {"sha256": HEX}} for every file of the set directly in dir added before it,
  * and for the manifest itself (its digest taken with its own HEX as 64 zeros); dir becomes a
