@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -597,7 +598,52 @@ static struct npl_tune_item *add_item(struct npl_tune *t, char *name, const char
 	it->path = path_of(t->root, "/%s", rel);
 	it->rel = xstrdup(rel);
 	it->wanted = xstrdup(wanted);
+	it->fd = -1;
 	return it;
+}
+
+/* How many files the items may keep open from check to write: the descriptor limit raised to
+ * its hard limit, less a margin for everything else; past it, a file is opened again to be
+ * written. */
+static struct rlimit saved_nofile;   /* the limit before keep_budget() raised it */
+static int nofile_raised;
+
+static void keep_budget(struct npl_tune *t)
+{
+	struct rlimit rl;
+
+	t->keep_max = 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 65536) {
+		struct rlimit want = {rl.rlim_max < 65536 ? rl.rlim_max : 65536, rl.rlim_max};
+
+		/* for this process's tuning only: npl_tune_release() puts it back, so that what apply
+		   executes next starts with the limit it would have had */
+		if (!nofile_raised && setrlimit(RLIMIT_NOFILE, &want) == 0) {
+			saved_nofile = rl;
+			nofile_raised = 1;
+			rl.rlim_cur = want.rlim_cur;
+		}
+	}
+	t->keep_max = rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 64) : 0;
+}
+
+/* Put back the descriptor limit keep_budget() raised. */
+static void restore_nofile(void)
+{
+	if (nofile_raised && setrlimit(RLIMIT_NOFILE, &saved_nofile) == 0)
+		nofile_raised = 0;
+}
+
+/* Let the item's kept descriptor go. */
+static void unkeep(struct npl_tune *t, struct npl_tune_item *it)
+{
+	if (it->fd < 0)
+		return;
+	close(it->fd);
+	it->fd = -1;
+	t->kept--;
 }
 
 /*
@@ -629,7 +675,14 @@ static int probe(struct npl_tune *t, struct npl_tune_item *it, int missing_ok, s
 	it->rel = resolved;
 	it->current = read_all(fd, st.st_size, MAX_FILE, &it->current_len);
 	e = errno;
-	close(fd);
+	it->size = st.st_size;
+	/* the descriptor that proved the file writable writes it: one open per file */
+	if (!t->readonly && it->current && t->kept < t->keep_max) {
+		it->fd = fd;
+		t->kept++;
+	} else {
+		close(fd);
+	}
 	if (!it->current)
 		return npl_error(d, &at, "cannot read %s: %s", it->name,
 				 e == EFBIG ? "larger than 1 MiB: not a tuning file" : strerror(e));
@@ -742,6 +795,7 @@ static void drop_last(struct npl_tune *t)
 {
 	struct npl_tune_item *it = &t->v[--t->n];
 
+	unkeep(t, it);
 	free(it->name);
 	free(it->path);
 	free(it->rel);
@@ -969,6 +1023,8 @@ int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *roo
 	t->cpudir = -1;
 	t->rootfd = -1;
 	t->root = norm_root(root);
+	if (!t->readonly)
+		keep_budget(t);
 	if (validate_tuning(tuning, source, d) || open_root(t, d))
 		return -1;
 	if (cJSON_IsObject(g) && npl_json_str(g, "value")) {
@@ -1361,6 +1417,30 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Undo what this process changed, newest first, up to item upto. */
+/* Write the item's file through the descriptor probe() kept: at offset 0, as a fresh open
+ * would (procfs ignores a write past the start), and cut to the new length where a regular
+ * file held more (sysfs and procfs files have no length of their own to cut). */
+static int kept_write(const struct npl_tune_item *it, const char *data, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t w = pwrite(it->fd, data + off, len - off, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (it->size == (off_t)it->current_len && it->current_len > len && ftruncate(it->fd, (off_t)len))
+		return -1;
+	return 0;
+}
+
 static int undo(struct npl_tune *t, int upto, struct npl_diag *d)
 {
 	int i, rc = 0;
@@ -1380,7 +1460,7 @@ static int undo(struct npl_tune *t, int upto, struct npl_diag *d)
 	return rc;
 }
 
-int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct npl_diag *d)
+static int apply_items(struct npl_tune *t, const char *journal, int *changed, struct npl_diag *d)
 {
 	char *jpath = npl_tune_journal_path(t->root, journal);
 	struct npl_tune_journal old;
@@ -1466,10 +1546,18 @@ int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct
 		char why[512];
 		int rc;
 
-		if (npl_tune_item_ok(it))
+		if (npl_tune_item_ok(it)) {
+			unkeep(t, it);
 			continue;
+		}
 		npl_buf_printf(&b, "%s\n", it->wanted);
-		rc = host_write(t, it->rel, b.data, b.len, why, sizeof(why));
+		if (it->fd >= 0) {
+			why[0] = '\0';
+			rc = kept_write(it, b.data, b.len);
+			unkeep(t, it);
+		} else {
+			rc = host_write(t, it->rel, b.data, b.len, why, sizeof(why));
+		}
 		npl_buf_release(&b);
 		if (rc) {
 			struct npl_loc p = {it->path, 0, 0};
@@ -1492,6 +1580,17 @@ int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct
 	if (changed)
 		*changed = n;
 	return 0;
+}
+
+int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct npl_diag *d)
+{
+	int rc = apply_items(t, journal, changed, d), i;
+
+	/* every kept descriptor let go, and the limit back, before apply executes the server */
+	for (i = 0; i < t->n; i++)
+		unkeep(t, &t->v[i]);
+	restore_nofile();
+	return rc;
 }
 
 int npl_tune_undo(struct npl_tune *t, struct npl_diag *d)
@@ -1638,6 +1737,8 @@ void npl_tune_release(struct npl_tune *t)
 	int i;
 
 	for (i = 0; i < t->n; i++) {
+		if (t->v[i].fd >= 0)
+			close(t->v[i].fd);
 		free(t->v[i].name);
 		free(t->v[i].path);
 		free(t->v[i].rel);
@@ -1654,5 +1755,6 @@ void npl_tune_release(struct npl_tune *t)
 		close(t->cpudir);
 	if (t->rootfd > 0)
 		close(t->rootfd);
+	restore_nofile();
 	memset(t, 0, sizeof(*t));
 }

@@ -48,6 +48,8 @@ struct npl_tune_item {
 	char *current;    /* its contents as read (trailing newline included; NUL-terminated) */
 	size_t current_len;
 	char *wanted;     /* the value to write (no newline) */
+	int fd;           /* the file as probe() opened it for writing, kept for the write, or -1 */
+	off_t size;       /* what fstat() said of its size then */
 };
 
 struct npl_tune {
@@ -61,6 +63,7 @@ struct npl_tune {
 	char *link_from, *link_to;  /* the last symbolic link followed (rel prefixes) */
 	char *jpath;      /* the journal npl_tune_apply() created, or NULL */
 	int readonly;     /* collected to be compared only: no file was opened for writing */
+	int kept, keep_max; /* descriptors kept by items, and how many may be */
 };
 
 /* A journal's entry: the file (an absolute path on the host, without the root) and its bytes. */
