@@ -724,9 +724,13 @@ static void dry_run_json(struct npl_cli *cli, const cJSON *plan, const cJSON *ro
 	a = cJSON_AddArrayToObject(o, "addresses");
 	for (i = 0; i < addrs->n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(addrs->v[i]));
-	a = npl_tune_json(t);
-	cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
-	cJSON_Delete(a);
+	if (t->root) {
+		a = npl_tune_json(t);
+		cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
+		cJSON_Delete(a);
+	} else {
+		cJSON_AddArrayToObject(o, "tuning");   /* the router and the benchmark tune nothing */
+	}
 	a = cJSON_AddArrayToObject(o, "unset");
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		cJSON_AddItemToArray(a, cJSON_CreateString(npl_json_str(it, "name")));
