@@ -180,7 +180,8 @@ static void compare(struct diff *d, const char *what, const cJSON *a, const cJSO
 	}
 }
 
-/* The names of a list of {key: name}, as objects {key: name, "on": true}, to compare sets. */
+/* The names of a list of {key: name}, as objects {key: name, "v": true}, to compare sets: in
+ * diff --json a member is true on the side that has it, null on the other. */
 static cJSON *as_set(const cJSON *v, const char *key)
 {
 	cJSON *o = cJSON_CreateArray();
@@ -190,7 +191,7 @@ static cJSON *as_set(const cJSON *v, const char *key)
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(e, key, npl_json_str(it, key));
-		cJSON_AddItemToObject(e, "v", cJSON_CreateArray());
+		cJSON_AddTrueToObject(e, "v");
 		cJSON_AddItemToArray(o, e);
 	}
 	return o;
