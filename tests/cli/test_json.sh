@@ -162,6 +162,9 @@ json tune 0 "$NPL" tune --apply $K20 --root "$T/root" --json
 json tune 0 "$NPL" tune --apply --root "$T/root" --json
 json tune 0 "$NPL" tune --check --root "$T/root" --json
 json tune 0 "$NPL" tune --revert --root "$T/root" --json
+# a journal named relative to the current folder is reported as named
+json tune 0 env -C "$T" "$NPL" tune --apply --root "$T/root" --journal my-journal.json --json
+json tune 0 env -C "$T" "$NPL" tune --revert --root "$T/root" --journal my-journal.json --json
 mkdir -p "$T/bare"
 nojson 1 "$NPL" tune --check --root "$T/bare" --json
 nojson 1 "$NPL" tune --revert --root "$T/bare" --json
