@@ -58,7 +58,12 @@ static void help(void)
 	     "  --journal FILE  the tuning journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
 	     "  --no-preflight  skip the preflight checks (as NPULAUNCH_PREFLIGHT=0 does); --dry-run\n"
 	     "                  never runs them\n"
-	     "  site values, queries and overrides as for render\n"
+	     "  query           MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
+	     "                  --cards N --mode M --hardware H [--nearest] instead of an id\n"
+	     "  site values     --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
+	     "                  --prefill-ip IP...  --decode-ip IP...  --site FILE (see render --help)\n"
+	     "  overrides       --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
+	     "                  --unset-env [ROLE:]K  --force  --allow-unknown-flag\n"
 	     "  -h, --help      this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -724,9 +729,13 @@ static void dry_run_json(struct npl_cli *cli, const cJSON *plan, const cJSON *ro
 	a = cJSON_AddArrayToObject(o, "addresses");
 	for (i = 0; i < addrs->n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(addrs->v[i]));
-	a = npl_tune_json(t);
-	cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
-	cJSON_Delete(a);
+	if (t->root) {
+		a = npl_tune_json(t);
+		cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
+		cJSON_Delete(a);
+	} else {
+		cJSON_AddArrayToObject(o, "tuning");   /* the router and the benchmark tune nothing */
+	}
 	a = cJSON_AddArrayToObject(o, "unset");
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		cJSON_AddItemToArray(a, cJSON_CreateString(npl_json_str(it, "name")));

@@ -17,7 +17,10 @@ static void help(void)
 	     "(changed). Exit 0 when they deploy the same, 1 when they differ.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --json      {\"a\", \"b\", \"recipe\": [...], \"roles\": [...]} with a/b null where absent\n"
+	     "  --json      {a, b, recipe, roles, differences}: each difference {name, a, b},\n"
+	     "              a or b null where that side lacks it (docs/json.md)\n"
+	     "  site values --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
+	     "              --prefill-ip IP...  --decode-ip IP...  --site FILE (see render --help)\n"
 	     "  -h, --help  this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -180,7 +183,8 @@ static void compare(struct diff *d, const char *what, const cJSON *a, const cJSO
 	}
 }
 
-/* The names of a list of {key: name}, as objects {key: name, "on": true}, to compare sets. */
+/* The names of a list of {key: name}, as objects {key: name, "v": true}, to compare sets: in
+ * diff --json a member is true on the side that has it, null on the other. */
 static cJSON *as_set(const cJSON *v, const char *key)
 {
 	cJSON *o = cJSON_CreateArray();
@@ -190,7 +194,7 @@ static cJSON *as_set(const cJSON *v, const char *key)
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(e, key, npl_json_str(it, key));
-		cJSON_AddItemToObject(e, "v", cJSON_CreateArray());
+		cJSON_AddTrueToObject(e, "v");
 		cJSON_AddItemToArray(o, e);
 	}
 	return o;

@@ -31,6 +31,8 @@ static void help(void)
 	     "  --json            {recipe, file, record, records, line, verdict, valid, pass,\n"
 	     "                    checks: [{name, key, value, unit, target, comparison, ok}],\n"
 	     "                    reasons: [...]}; numbers as numbers, null where none\n"
+	     "  query             MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
+	     "                    --cards N --mode M --hardware H [--nearest] instead of an id\n"
 	     "  -h, --help        this help\n"
 	     "\n"
 	     "Examples:\n"

@@ -1,6 +1,18 @@
 # bash completion for npulaunch: commands, their options (read from each
-# command's --help, so they stay current), recipe ids and model names (from
+# command's --help: its usage lines and Options section, so they stay current),
+# the global options (from npulaunch --help), recipe ids and model names (from
 # npulaunch list), and the values some options take.
+# tests/cli/test_cli_docs.sh checks that it offers exactly what the help names.
+
+# _npulaunch_opts [CMD]: the long options the help names (a word like --gres=NAME is another
+# program's); without CMD the global options
+_npulaunch_opts() {
+	if [[ -n $1 ]]; then
+		npulaunch help "$1" 2>/dev/null | sed -n '1,/^$/p; /^Options:/,/^\(Examples\|Exit status\):/p'
+	else
+		npulaunch --help 2>/dev/null | sed -n '/^Global options:/,/^$/p'
+	fi | grep -o -- '--[a-z][a-z0-9-]*=\{0,1\}' | grep -v '=$' | sort -u
+}
 _npulaunch() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmd="" i w opts words
@@ -33,10 +45,6 @@ _npulaunch() {
 		mapfile -t COMPREPLY < <(compgen -W "pd-mixed pd-disagg" -- "$cur")
 		return 0
 		;;
-	--target)
-		mapfile -t COMPREPLY < <(compgen -W "scripts slurm" -- "$cur")
-		return 0
-		;;
 	--probe)
 		mapfile -t COMPREPLY < <(compgen -W "health generate" -- "$cur")
 		return 0
@@ -58,7 +66,7 @@ _npulaunch() {
 		return 0
 		;;
 	--target)
-		mapfile -t COMPREPLY < <(compgen -W "scripts k8s rbg docker" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "scripts k8s rbg docker slurm" -- "$cur")
 		return 0
 		;;
 	--npu-unit)
@@ -76,12 +84,13 @@ _npulaunch() {
 	esac
 	if [[ -z $cmd ]]; then
 		words=$(npulaunch --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')
-		[[ $cur == -* ]] && words="--recipes --templates --help --version"
+		[[ $cur == -* ]] && words=$(_npulaunch_opts)
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return 0
 	fi
 	if [[ $cur == -* ]]; then
-		opts=$(npulaunch "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | sort -u)
+		# the command's own, and the global ones that may follow it (not --help, --version)
+		opts="$(_npulaunch_opts "$cmd") $(_npulaunch_opts | grep -vx -e --help -e --version)"
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 		return 0
 	fi
