@@ -791,7 +791,6 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 	cJSON *docs = cJSON_CreateArray(), *svcs = cJSON_CreateArray(), *cm, *data, *rbgo = NULL, *rbg_roles = NULL;
 	cJSON *kust, *res, *view;
 	const cJSON *role;
-	char path[4096];
 	char *manifest;
 
 	memset(&k, 0, sizeof(k));
@@ -907,9 +906,10 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 		cJSON_Delete(rest);
 	}
 	write_docs(set, dir, "services.yaml", svcs, NULL);
+	/* a bundle, as the scripts' folder is: the manifest records every file by sha256, so that
+	   the next render refuses to overwrite an edited one and lands the folder in one rename */
 	manifest = npl_render_manifest(plan);
-	snprintf(path, sizeof(path), "%s%smanifest.json", dir, *dir ? "/" : "");
-	npl_out_add(set, path, manifest, strlen(manifest), 0644);
+	npl_out_add_manifest(set, dir, "manifest.json", manifest);
 	free(manifest);
 out:
 	cJSON_Delete(docs);

@@ -39,7 +39,14 @@ done
 expect_rc 0 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --check
 echo '# edited' >>"$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
 expect_rc 1 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --check
-expect_grep "$T/out" "stale $T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
+# a bundle as the scripts' folder is: the manifest records each file, so an edit is told apart
+# from an out-of-date file, and render does not overwrite it without --force
+expect_grep "$T/out" "edited $T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
+expect_rc 1 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s"
+expect_grep "$T/err" "qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml"
+expect_grep "$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml" "# edited"
+expect_rc 0 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --force
+expect_nogrep "$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml" "# edited"
 
 # the ConfigMap holds the scripts byte for byte (YAML literal blocks): the servers' scripts of every
 # pd-disagg recipe are the ones the docker target writes as files from the same values, and so
