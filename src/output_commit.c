@@ -500,8 +500,13 @@ static int survey(struct commit *c, struct unit *u)
 /* Create dir and its missing parents, each entered as a temporary (removed on failure). */
 static int make_dirs(struct commit *c, const char *dir, char ***made, int *nmade)
 {
-	char *p = npl_out_strdup(dir), *s;
+	char *p, *s;
 	int rc = 0;
+
+	/* the usual case, one stat: it is there (render --all asks once per recipe) */
+	if (npl_is_dir(dir))
+		return 0;
+	p = npl_out_strdup(dir);
 
 	for (s = p + 1;; s++) {
 		char ch;

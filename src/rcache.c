@@ -26,7 +26,7 @@ extern char **environ;
 #define MAGIC "NPLRSLT"          /* 8 bytes with its NUL */
 #define FORMAT 1u                /* bump when the layout changes */
 #define RACY_NS 2000000000LL     /* as dbcache.c: a file changed this recently may change unseen */
-#define MAX_FILE (512u << 20)    /* an entry larger than this is not ours */
+#define MAX_FILE (256u << 20)    /* an entry larger than this is not ours, nor kept */
 #define KEEP 64                  /* entries kept in the folder; the oldest go first */
 
 struct hdr {
@@ -372,6 +372,15 @@ struct npl_rc *npl_rc_open(int argc, char *const *argv)
 	if (!c)
 		npl_oom();
 	c->dir = npl_cache_dir();
+	{
+		/* off by itself (the recipe cache stays), as for measuring the work it saves */
+		const char *off = getenv("NPULAUNCH_RESULT_CACHE");
+
+		if (off && !strcmp(off, "off")) {
+			free(c->dir);
+			c->dir = NULL;
+		}
+	}
 	if (!c->dir || make_key(c, argc, argv)) {
 		free(c->dir);
 		free(c);
@@ -609,8 +618,8 @@ static void store(struct npl_rc *c, const struct npl_outset *set)
 		add_padded(&b, set->v[i].text, set->v[i].len + 1);
 	npl_buf_add(&b, files.data ? files.data : "", files.len);
 	npl_buf_add(&b, bundles.data ? bundles.data : "", bundles.len);
-	if (b.len != h.size)
-		goto out;   /* cannot happen: the layout above is the one computed */
+	if (b.len != h.size || b.len > MAX_FILE)
+		goto out;   /* the first cannot happen: the layout above is the one computed */
 	h.sum = entry_sum((const unsigned char *)b.data, b.len);
 	memcpy(b.data + offsetof(struct hdr, sum), &h.sum, sizeof(h.sum));
 

@@ -16,7 +16,8 @@
  * Only successful runs are kept (exit 0); a run that read a file changed within 2 s of its
  * start keeps nothing (a change in the same clock tick would not show: git's "racy" rule).
  * A damaged, foreign or stale entry is a miss, never an error. NPULAUNCH_CACHE=off turns it
- * off with the recipe cache (dbcache.h). Included by main.c, cmd_render.c and the modules
+ * off with the recipe cache (dbcache.h); NPULAUNCH_RESULT_CACHE=off turns off this one only.
+ * Entries over 256 MiB are not kept; the folder keeps the 64 newest. Included by main.c, cmd_render.c and the modules
  * that read input files.
  */
 #ifndef NPL_RCACHE_H
