@@ -103,9 +103,9 @@ for n in "${sizes[@]}"; do
 	read -r m _ _ r <<<"$out"
 	med[gen$n]=$m rss[gen$n]=$r
 	rm -rf "$W/gen$n"
+	# the lower bound of noticing that none of the files changed: one fstatat each
+	row "floorwalk$n" -- "$floor" walk "$W/db$n"
 done
-# the lower bound of noticing that none of the files changed: one fstatat each
-row floorwalk -- "$floor" walk "$W/db$big"
 
 # tuning 1,024 CPUs: npulaunch tune --apply against the seed pages' shell lines
 R=$W/root
@@ -181,14 +181,14 @@ done
 for n in "${sizes[@]}"; do
 	lim=""
 	[[ $n == "$big" ]] && lim=1.5
-	line "list, $n recipes, first run (no cache at all)" "cold$n" floorwalk
-	line "list, $n recipes" "list$n" floorwalk "$lim"
-	line "list, $n recipes, the work (no result cache)" "listwork$n" floorwalk
-	line "show one of $n recipes" "show$n" floorwalk "$lim"
-	line "show one of $n recipes, the work (no result cache)" "showwork$n" floorwalk
+	line "list, $n recipes, first run (no cache at all)" "cold$n" "floorwalk$n"
+	line "list, $n recipes" "list$n" "floorwalk$n" "$lim"
+	line "list, $n recipes, the work (no result cache)" "listwork$n" "floorwalk$n"
+	line "show one of $n recipes" "show$n" "floorwalk$n" "$lim"
+	line "show one of $n recipes, the work (no result cache)" "showwork$n" "floorwalk$n"
 	line "render --all, $n recipes, the work (no result cache; 3 runs)" "gen$n"
+	line "floor: fstatat each of the $n files (static C)" "floorwalk$n"
 done
-line "floor: fstatat each of the $big files (static C)" floorwalk
 if ((tune_rows)); then
 	line "tune --apply, 1,024 CPUs + 3 sysctls" tune floor 1.5
 	line "the seed pages' shell lines, same fake root" shell floor

@@ -85,6 +85,8 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
 	f->len = len;
 	f->mode = mode;
 	f->borrowed = 0;
+	s->pending = npl_out_grow(s->pending, &s->cappending, s->npending, sizeof(*s->pending));
+	s->pending[s->npending++] = s->n - 1;
 }
 
 void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
@@ -98,6 +100,8 @@ void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *te
 	f->len = len;
 	f->mode = mode;
 	f->borrowed = 1;
+	s->pending = npl_out_grow(s->pending, &s->cappending, s->npending, sizeof(*s->pending));
+	s->pending[s->npending++] = s->n - 1;
 }
 
 void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name)
@@ -116,11 +120,16 @@ void npl_out_own_dir(struct npl_outset *s, const char *dir)
 /* "" and "." both name the current folder; a file's folder as a bundle's dir would name it. */
 static int in_dir(const char *path, const char *dir)
 {
-	char *d = npl_out_dir_of(path);
-	int yes = !strcmp(d, *dir ? dir : ".");
+	const char *slash = strrchr(path, '/');
+	size_t n;
 
-	free(d);
-	return yes;
+	/* without a copy: render --all asks this for every file of every bundle */
+	if (!slash)
+		return !*dir || !strcmp(dir, ".");
+	n = (size_t)(slash - path);
+	if (!n)
+		return !strcmp(dir, "/");
+	return strlen(dir) == n && !memcmp(path, dir, n);
 }
 
 void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json)
@@ -128,7 +137,7 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	struct npl_buf b = NPL_BUF_INIT;
 	const char *end = strrchr(json, '}');
 	char hex[65], *path, *self;
-	int i, any = 0;
+	int i, k, kept = 0, any = 0;
 
 	if (!end)
 		end = json + strlen(json);
@@ -138,14 +147,20 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	npl_buf_add(&b, json, (size_t)(end - json));
 	any = end > json && end[-1] != '{';
 	npl_buf_puts(&b, any ? ",\n\t\"files\":\t{" : "\n\t\"files\":\t{");
-	for (i = 0; i < s->n; i++) {
-		if (!in_dir(s->v[i].path, dir) || !strcmp(npl_out_base_of(s->v[i].path), name))
+	/* the files no manifest has recorded yet: a bundle's manifest takes its own out of the list,
+	   so that render --all does not look at every file again for every bundle */
+	for (k = 0; k < s->npending; k++) {
+		i = s->pending[k];
+		if (!in_dir(s->v[i].path, dir) || !strcmp(npl_out_base_of(s->v[i].path), name)) {
+			s->pending[kept++] = i;
 			continue;
+		}
 		npl_sha256_hex(s->v[i].text, s->v[i].len, hex);
 		npl_buf_puts(&b, "\n\t\t");
 		npl_buf_json_string(&b, npl_out_base_of(s->v[i].path));
 		npl_buf_printf(&b, ":\t{\n\t\t\t\"sha256\":\t\"%s\"\n\t\t},", hex);
 	}
+	s->npending = kept;
 	npl_buf_puts(&b, "\n\t\t");
 	npl_buf_json_string(&b, name);
 	npl_buf_puts(&b, ":\t{\n\t\t\t\"sha256\":\t\"" ZEROS "\"\n\t\t}\n\t}\n}\n");
@@ -155,6 +170,7 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	memcpy(self, hex, 64);
 	path = *dir ? npl_out_join(dir, name) : npl_out_strdup(name);
 	npl_out_add(s, path, b.data, b.len, 0644);
+	s->npending--;   /* the manifest records itself */
 	free(path);
 	npl_buf_release(&b);
 	npl_out_add_bundle(s, dir, name);
@@ -427,5 +443,6 @@ void npl_out_release(struct npl_outset *s)
 	free(s->v);
 	free(s->dirs);
 	free(s->bundles);
+	free(s->pending);
 	memset(s, 0, sizeof(*s));
 }

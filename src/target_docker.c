@@ -148,8 +148,6 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 		npl_target_untuned_note(plan, "docker-ROLE.sh to run ROLE.sh --tune-only on the host first", &note);
 		npl_diag_add(d, NPL_NOTE, NULL, "%s", npl_buf_str(&note));
 	}
-	if (npl_render_bundle(plan, t, dir, set, d))
-		rc = -1;
 	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
 		struct npl_buf b = NPL_BUF_INIT;
 		cJSON *view = run_view(plan, role, prefix, note.len ? npl_buf_str(&note) : NULL);
@@ -164,6 +162,9 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 		cJSON_Delete(view);
 		npl_buf_release(&b);
 	}
+	/* the scripts and the manifest last: it records every file of the folder added before it */
+	if (npl_render_bundle(plan, t, dir, set, d))
+		rc = -1;
 	npl_buf_release(&pre);
 	npl_buf_release(&note);
 	return rc;

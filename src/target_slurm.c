@@ -298,15 +298,16 @@ static int render_slurm(const cJSON *plan, struct npl_templates *t, const char *
 
 	if (slurm_check(plan, o, d))
 		return -1;
-	rc = npl_render_bundle(plan, t, dir, set, d);
 	cJSON *view = job_view(plan, o, d);
 
-	if (d->errors > errors)
-		rc = -1;
+	rc = d->errors > errors ? -1 : 0;
 	if (add_file("slurm/slurm.sbatch.tmpl", "slurm.sbatch", view, t, dir, set, d) ||
 	    add_file("slurm/slurm-step.sh.tmpl", "slurm-step.sh", view, t, dir, set, d))
 		rc = -1;
 	cJSON_Delete(view);
+	/* the scripts and the manifest last: it records every file of the folder added before it */
+	if (npl_render_bundle(plan, t, dir, set, d) || d->errors > errors)
+		rc = -1;
 	return rc;
 }
 

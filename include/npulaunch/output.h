@@ -47,6 +47,8 @@ struct npl_outset {
 	int ndirs, capdirs;
 	struct npl_outbundle *bundles;
 	int nbundles, capbundles;
+	int *pending;       /* the files no manifest has recorded yet, in the order added */
+	int npending, cappending;
 	int force;          /* commit: overwrite files changed since rendered or not written by npulaunch */
 	void (*waiting)(const char *dir); /* commit: called (once) before it waits for another's lock */
 };
@@ -58,7 +60,8 @@ void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *te
 /* Declare dir a bundle whose manifest, named name, is already in the set (the result cache's). */
 void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name);
 /* Add dir's manifest, named name: json (a JSON object's text) with a last member "files" that
- * records {"NAME": {"sha256": HEX}} for every file of the set directly in dir added before it,
+ * records {"NAME": {"sha256": HEX}} for every file of the set directly in dir added before it
+ * (and not recorded by an earlier manifest of dir),
  * and for the manifest itself (its digest taken with its own HEX as 64 zeros); dir becomes a
  * bundle. */
 void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json);

@@ -18,6 +18,18 @@ expect_rc 0 "$NPL" render --all --target docker "${SITE[@]}" -o "$T/all"
 expect_grep "$T/err" "note: the hosts are not tuned (render with --tune for docker-ROLE.sh to run ROLE.sh --tune-only on the host first)"
 n=$(find "$T/all" -name 'docker-*.sh' | wc -l)
 (($(find "$T/all" -name manifest.json | wc -l) == 58 && n >= 2 * 58)) || fail "docker bundles: $n run scripts"
+# every file of every bundle (each run script too) is recorded in its manifest: a re-render
+# updates them, and an edited one is told apart (in every target's folder alike)
+for tg in docker slurm k8s; do
+	[[ $tg == docker ]] || "$NPL" render --all --target "$tg" "${SITE[@]}" -o "$T/all-$tg" -q 2>/dev/null || fail "render --all --target $tg"
+	d=$T/all
+	[[ $tg == docker ]] || d=$T/all-$tg
+	for b in "$d"/*/; do
+		want=$(cd "$b" && find . -maxdepth 1 -type f -printf '%P\n' | sort | tr '\n' ' ')
+		got=$(jq -r '.files | keys | .[]' "$b/manifest.json" | sort | tr '\n' ' ')
+		[[ $want == "$got" ]] || { fail "--target $tg: $b: manifest records [$got], the folder holds [$want]"; break; }
+	done
+done
 if command -v shellcheck >/dev/null; then
 	find "$T/all/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms" "$T/all/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms" \
 		-name 'docker-*.sh' -print0 | xargs -0 shellcheck -s bash >"$T/sc" 2>&1 || fail "shellcheck: $(head -30 "$T/sc")"

@@ -151,6 +151,9 @@ expect_eq "$(entries | wc -l)" 0 "a failed run keeps nothing"
 rm -rf "$C"
 NPULAUNCH_CACHE=off "$NPL" list >/dev/null
 [[ ! -e $C ]] || fail "NPULAUNCH_CACHE=off wrote $C"
+NPULAUNCH_RESULT_CACHE=off "$NPL" list >/dev/null
+expect_eq "$(entries | wc -l)" 0 "NPULAUNCH_RESULT_CACHE=off keeps no result"
+[[ -n $(find "$C" -name 'recipes-*' 2>/dev/null) ]] || fail "NPULAUNCH_RESULT_CACHE=off turned the recipe cache off too"
 # damaged entries (of the compiled-in recipes': nothing else to invalidate them): every byte
 # of the header, and bytes all over the rest, flipped; truncated
 rm -rf "$C"
