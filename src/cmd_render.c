@@ -77,8 +77,9 @@ static int target_site_ok(struct npl_cli *cli, const struct npl_target *tg, int 
 
 /*
  * render --json: {target, dir, check, files: [{path, state, bytes, sha256}]} (and the text of
- * each file when there is no folder). state: written (by this render), current, stale, edited,
- * missing (--check), and extra (--check: a file render does not write).
+ * each file when there is no folder). state: written (by this render), rendered (no -o: the
+ * file printed, not written), current, stale, edited, missing (--check), and extra (--check: a
+ * file render does not write).
  */
 static void print_json(struct npl_cli *cli, const struct npl_outset *set, const char *dir,
 		       const struct npl_target *tg, int check, const char *lines)
@@ -159,8 +160,8 @@ static void help(void)
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
 	     "  --json            what was written (or, with --check, each file's state) as JSON:\n"
 	     "                    {target, dir, check, files: [{path, state, bytes, sha256}]};\n"
-	     "                    without -o each file's text too. state: written, current,\n"
-	     "                    stale, edited, missing, extra\n"
+	     "                    without -o each file's text too. state: written,\n"
+	     "                    rendered (no -o), current, stale, edited, missing, extra\n"
 	     "  --target T        scripts (the default); k8s: LeaderWorkerSets, the router's\n"
 	     "                    Deployment, Services, the scripts in a ConfigMap (kubectl\n"
 	     "                    apply -k DIR); rbg: one RoleBasedGroup instead; docker: a\n"
