@@ -70,38 +70,37 @@ const char *npl_out_base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
+/* A new file of the set with text as its text (the set's to free unless borrowed). */
+static void add_file(struct npl_outset *s, const char *path, char *text, size_t len, int mode, int borrowed)
 {
 	struct npl_outfile *f;
 
 	s->v = npl_out_grow(s->v, &s->cap, s->n, sizeof(*s->v));
 	f = &s->v[s->n++];
 	f->path = npl_out_strdup(path);
-	f->text = malloc(len + 1);
-	if (!f->text)
-		npl_oom();
-	memcpy(f->text, text, len);
-	f->text[len] = '\0';
+	f->text = text;
 	f->len = len;
 	f->mode = mode;
-	f->borrowed = 0;
+	f->borrowed = borrowed;
+	/* no manifest has recorded it yet */
 	s->pending = npl_out_grow(s->pending, &s->cappending, s->npending, sizeof(*s->pending));
 	s->pending[s->npending++] = s->n - 1;
 }
 
+void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		npl_oom();
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	add_file(s, path, copy, len, mode, 0);
+}
+
 void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
 {
-	struct npl_outfile *f;
-
-	s->v = npl_out_grow(s->v, &s->cap, s->n, sizeof(*s->v));
-	f = &s->v[s->n++];
-	f->path = npl_out_strdup(path);
-	f->text = (char *)text;
-	f->len = len;
-	f->mode = mode;
-	f->borrowed = 1;
-	s->pending = npl_out_grow(s->pending, &s->cappending, s->npending, sizeof(*s->pending));
-	s->pending[s->npending++] = s->n - 1;
+	add_file(s, path, (char *)text, len, mode, 1);
 }
 
 void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name)

@@ -492,23 +492,6 @@ void npl_rc_dep(const char *path, const struct stat *st)
 	rec->ndeps++;
 }
 
-void npl_rc_dep_in(const char *dir, size_t dirlen, const char *name, const struct stat *st)
-{
-	char path[4096];
-	size_t n = strlen(name);
-
-	if (!rec || rec->paused)
-		return;
-	if (dirlen + 1 + n >= sizeof(path)) {
-		rec->uncacheable = 1;
-		return;
-	}
-	memcpy(path, dir, dirlen);
-	path[dirlen] = '/';
-	memcpy(path + dirlen + 1, name, n + 1);
-	npl_rc_dep(path, st);
-}
-
 void npl_rc_uncacheable(void)
 {
 	if (rec && !rec->paused)

@@ -49,8 +49,6 @@ void npl_rc_close(struct npl_rc *c);
 /* While recording: the run read or looked for path; st is what stat() says of it, NULL when
  * it does not exist. No-ops otherwise. */
 void npl_rc_dep(const char *path, const struct stat *st);
-/* While recording: dir/name, for a walk that holds the folder's path. */
-void npl_rc_dep_in(const char *dir, size_t dirlen, const char *name, const struct stat *st);
 /* While recording: the run did something whose result must not be kept. */
 void npl_rc_uncacheable(void);
 /* Reads that are not inputs (the caches' own files): 1 stops recording, 0 resumes it. */
