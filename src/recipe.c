@@ -10,9 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "npulaunch/dbcache.h"
 #include "npulaunch/embedded.h"
-#include "npulaunch/rcache.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/site.h"
 #include "npulaunch/util.h"
@@ -1411,94 +1409,14 @@ int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size
 	return load_text(db, name, text, len, source, d, NULL);
 }
 
-/* Add a layer the cache gave: its body is parsed by npl_db_need(). */
-static void add_lazy(struct npl_db *db, struct npl_layer *L, int source)
-{
-	L->source = source;
-	L->lazy = 1;
-	if (source >= db->nsources)
-		db->nsources = source + 1;
-	add_layer(db, L);
-}
-
-/* Load one file through the cache: a file the cache knows becomes a lazy layer; a recipe
- * file that loads without any message is added to it. */
-static int load_cached(struct npl_db *db, struct npl_dbcache *cache, const char *name,
-		       const char *rel, const struct stat *st, const char *text, size_t len, int source,
-		       struct npl_diag *d)
-{
-	struct npl_layer *L = npl_dbcache_get(cache, text, len, rel, st, name, db->arena);
-	int before = d->n, nlayers = db->nlayers, ndocs, rc;
-
-	if (L) {
-		L->text = text;
-		L->len = len;
-		npl_diag_source(d, name, text);
-		add_lazy(db, L, source);
-		return 0;
-	}
-	rc = load_text(db, name, text, len, source, d, &ndocs);
-	if (cache && !rc && d->n == before && ndocs == 1 && db->nlayers == nlayers + 1 &&
-	    db->layers[nlayers]->kind == NPL_LAYER_RECIPE && !db->layers[nlayers]->invalid)
-		npl_dbcache_put(cache, text, len, rel, st, db->layers[nlayers]);
-	return rc;
-}
-
-int npl_db_need(const struct npl_db *cdb, const struct npl_layer *cL, struct npl_diag *d)
-{
-	/* the layer and the db are the caller's; parsing on demand is memoisation, not a change */
-	struct npl_db *db = (struct npl_db *)cdb;
-	struct npl_layer *L = (struct npl_layer *)cL, keep;
-	struct ctx c = {db, db->arena, d, NULL, 0};
-	struct npl_ynode **docs;
-	struct npl_layer *N;
-	int ndocs, late = !L->text;
-
-	if (!L->lazy)
-		return L->invalid ? -1 : 0;
-	if (late) {
-		/* known to the cache by its stat data: read now */
-		L->text = npl_read_file_in(db->arena, L->file, &L->len, d);
-		if (!L->text) {
-			L->lazy = 0;
-			L->invalid = 1;
-			return -1;
-		}
-		npl_diag_source(d, L->file, L->text);
-	}
-	keep = *L;
-	L->lazy = 0;
-	L->invalid = 1;   /* until the body proves otherwise */
-	if (npl_yaml_load(db->arena, keep.file, keep.text, keep.len, &docs, &ndocs, d))
-		return -1;
-	if (ndocs != 1 || !(N = build_layer(&c, keep.file, docs[0], keep.source)) ||
-	    N->kind != NPL_LAYER_RECIPE || !N->id || strcmp(N->id, keep.id)) {
-		/* the cache said otherwise: a file changed since this run saw it, or a damaged cache */
-		if (late)
-			return npl_error(d, &keep.loc, "%s: the file changed while npulaunch was running; "
-					 "run the command again", keep.id);
-		return npl_error(d, &keep.loc, "%s: the recipe cache disagrees with the file; "
-				 "run again with NPULAUNCH_CACHE=off and report it", keep.id);
-	}
-	/* keep what linking added: the references it resolved and the topology it completed */
-	N->model = keep.model;
-	N->hardware = keep.hardware;
-	N->topo[0] = keep.topo[0];
-	N->topo[1] = keep.topo[1];
-	*L = *N;
-	return L->invalid || c.rc ? -1 : 0;
-}
-
 int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 {
 	const struct npl_embedded *e;
-	struct npl_dbcache *cache = npl_dbcache_open("embedded");
 	int rc = 0;
 
 	for (e = npl_embedded_recipes; e->name; e++)
-		if (load_cached(db, cache, e->name, NULL, NULL, e->data, e->len, 0, d))
+		if (load_text(db, e->name, e->data, e->len, 0, d, NULL))
 			rc = -1;
-	npl_dbcache_close(cache);
 	return rc;
 }
 
@@ -1513,31 +1431,15 @@ static int dentcmp(const void *a, const void *b)
 	return strcmp(((const struct dentry *)a)->path, ((const struct dentry *)b)->path);
 }
 
-/* A recipe file of a folder: from the cache by its stat data, else read. rel is its name in
- * the folder the cache belongs to. */
-static int load_file(struct npl_db *db, struct npl_dbcache *cache, int dirfd, const char *base,
-		     const char *path, const char *rel, int source, struct npl_diag *d)
+/* A recipe file of a folder. */
+static int load_file(struct npl_db *db, const char *path, int source, struct npl_diag *d)
 {
-	struct stat st, *stp = NULL;
-	struct npl_layer *L;
 	size_t len;
-	char *text;
+	char *text = npl_read_file_in(db->arena, path, &len, d);
 
-	/* relative to the folder: one path component to look up, not the whole path */
-	if (cache && fstatat(dirfd, base, &st, 0) == 0 && S_ISREG(st.st_mode)) {
-		npl_rc_dep(path, &st);
-		stp = &st;
-		L = npl_dbcache_stat_get(cache, rel, &st, path, db->arena);
-		if (L) {
-			npl_diag_read_sources(d);
-			add_lazy(db, L, source);
-			return 0;
-		}
-	}
-	text = npl_read_file_in(db->arena, path, &len, d);
 	if (!text)
 		return -1;
-	return load_cached(db, cache, path, rel, stp, text, len, source, d);
+	return load_text(db, path, text, len, source, d, NULL);
 }
 
 /* The folders one walk has read, by device and inode: a symbolic link back up the tree, or two
@@ -1589,8 +1491,7 @@ static const char *seen_before(struct seen *s, const struct stat *st, const char
 	return NULL;
 }
 
-static int load_tree(struct npl_db *db, struct npl_dbcache *cache, struct seen *seen, const char *dir,
-		     size_t rootlen, int source, struct npl_diag *d)
+static int load_tree(struct npl_db *db, struct seen *seen, const char *dir, int source, struct npl_diag *d)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
@@ -1602,10 +1503,6 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, struct seen *
 
 	if (!dp)
 		return npl_error(d, NULL, "cannot open recipe folder '%s': %s", dir, strerror(errno));
-	if (fstat(dirfd(dp), &st) != 0)
-		npl_rc_uncacheable();
-	else
-		npl_rc_dep(dir, &st);   /* its mtime changes when an entry is added, removed or renamed */
 	if (fstat(dirfd(dp), &st) == 0 && (first = seen_before(seen, &st, dir))) {
 		closedir(dp);
 		return npl_error(d, NULL, "recipe folder '%s' is '%s' again (a symbolic link?); "
@@ -1638,11 +1535,10 @@ static int load_tree(struct npl_db *db, struct npl_dbcache *cache, struct seen *
 		qsort(ents, n, sizeof(*ents), dentcmp);
 	for (i = 0; i < n; i++) {
 		if (ents[i].dir) {
-			if (load_tree(db, cache, seen, ents[i].path, rootlen, source, d))
+			if (load_tree(db, seen, ents[i].path, source, d))
 				rc = -1;
 		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
-			if (load_file(db, cache, dirfd(dp), ents[i].path + dlen + 1, ents[i].path,
-				      ents[i].path + rootlen + 1, source, d))
+			if (load_file(db, ents[i].path, source, d))
 				rc = -1;
 		}
 	}
@@ -1665,14 +1561,10 @@ int npl_db_load_dir(struct npl_db *db, const char *dir, struct npl_diag *d)
 		return npl_error(d, NULL, "recipe folder '%s' does not exist or is not a folder", dir);
 	db->nsources = source + 1;
 	{
-		char *real = realpath(dir, NULL);
-		struct npl_dbcache *cache = npl_dbcache_open(real ? real : dir);
 		struct seen seen = {NULL, 0, 0};
-		int rc = load_tree(db, cache, &seen, dir, n, source, d);
+		int rc = load_tree(db, &seen, dir, source, d);
 
 		free(seen.v);
-		npl_dbcache_close(cache);
-		free(real);
 		return rc;
 	}
 }

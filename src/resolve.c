@@ -1833,7 +1833,6 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	c->hw = R->hardware;
 	c->model = R->model;
 	c->o = o ? o : &none;
-	npl_db_need(db, R, d);   /* a recipe from the cache: its body now; errors show below */
 	if (!db->defaults || !c->hw || !c->model) {
 		npl_error(d, &R->loc, "recipe '%s' is not linked to its model and hardware", R->id);
 		goto out;

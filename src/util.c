@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "npulaunch/arena.h"
-#include "npulaunch/rcache.h"
 #include "npulaunch/util.h"
 
 /* What a file is, for a message refusing one that is not regular. */
@@ -33,20 +32,13 @@ int npl_open_regular(const char *path, int nofollow, size_t max, struct stat *st
 	/* O_NONBLOCK: opening a FIFO waits for a writer; the check below refuses it anyway */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
 
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			npl_rc_dep(path, NULL);
-		else
-			npl_rc_uncacheable();
+	if (fd < 0)
 		return npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-	}
 	if (fstat(fd, st) != 0) {
 		npl_error(d, NULL, "cannot read '%s': %s", path, strerror(errno));
-		npl_rc_uncacheable();
 		close(fd);
 		return -1;
 	}
-	npl_rc_dep(path, st);
 	/* what was opened, not what the name was: a link to /dev/zero is /dev/zero */
 	if (!S_ISREG(st->st_mode)) {
 		npl_error(d, NULL, "cannot read '%s': %s, not a regular file", path, file_kind(st->st_mode));
@@ -134,15 +126,7 @@ int npl_is_dir(const char *path)
 {
 	struct stat st;
 
-	if (stat(path, &st) == 0) {
-		npl_rc_dep(path, &st);
-		return S_ISDIR(st.st_mode);
-	}
-	if (errno == ENOENT || errno == ENOTDIR)
-		npl_rc_dep(path, NULL);
-	else
-		npl_rc_uncacheable();
-	return 0;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d)

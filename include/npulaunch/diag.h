@@ -53,8 +53,6 @@ struct npl_diag_group {
 struct npl_diag_name {
 	char *name;
 	const char *text;
-	char *owned;            /* the text, when the diag read the file itself */
-	int read;               /* the diag tried to read it */
 	size_t *marks;          /* where lines 1, 65, 129, ... start, once a caret needs them */
 	int nmarks;
 	int at_line, at_col;    /* the place of the last caret, at byte at_off: the next one walks */
@@ -72,7 +70,6 @@ struct npl_diag {
 	int nnames, capnames;
 	int *slots;             /* open-addressing hash of names: index + 1, 0 = empty */
 	int nslots;
-	int read_sources;       /* files with no known text are read when a message needs a line */
 	int *eslots;            /* open-addressing hash of the entries: index + 1, 0 = empty */
 	int neslots;
 	struct npl_diag_group *groups;
@@ -106,9 +103,6 @@ void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 /* Make the text of a file known, for source lines under located messages. */
 void npl_diag_source(struct npl_diag *d, const char *name, const char *text);
-/* From now on, a located message in a file whose text was never given reads the file for its
- * source line (the recipe loader sets this when it took recipes from the cache unread). */
-void npl_diag_read_sources(struct npl_diag *d);
 /* Print the messages not printed yet, each prefixed with "npulaunch: ". */
 void npl_diag_flush(struct npl_diag *d, FILE *fp);
 /* Format one entry (without the program prefix) into a malloc'ed string. */

@@ -189,9 +189,6 @@ struct npl_layer {
 	const char *notes;
 	int source;                    /* 0 embedded, 1.. later --recipes folders */
 	int invalid;                   /* the document had errors: it may be referred to, not used */
-	int lazy;                      /* a recipe from the cache: only its metadata so far (npl_db_need) */
-	const char *text;              /* a lazy recipe's file text */
-	size_t len;
 
 	/* mergeable settings */
 	struct npl_scope_set scope[NPL_SCOPE_COUNT];
@@ -267,9 +264,6 @@ int npl_db_link(struct npl_db *db, struct npl_diag *d);
 /* Embedded recipes plus the folders in dirs (may be NULL), linked: the usual way to open the db. */
 int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
 		struct npl_diag *d);
-/* Parse the body of a recipe the cache gave only the metadata of (no-op otherwise): call
- * before reading anything but the metadata. -1 when the body has errors (now in d). */
-int npl_db_need(const struct npl_db *db, const struct npl_layer *L, struct npl_diag *d);
 /* The recipe with this id, or NULL. */
 const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id);
 /* The model whose id or name (case-insensitive) or alias is name, or NULL. */

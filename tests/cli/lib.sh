@@ -4,8 +4,6 @@
 set -u
 : "${NPL:?NPL must name the npulaunch binary}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
-# every test starts with an empty recipe cache of its own: first runs fill it, later runs read it
-export NPULAUNCH_CACHE="$T/cache"
 # the fake hosts of these tests have no NPU, model or interface of the recipes: apply and the
 # scripts skip their preflight checks (tests/cli/test_preflight.sh runs them, with
 # NPULAUNCH_PREFLIGHT unset)

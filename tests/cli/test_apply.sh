@@ -159,7 +159,7 @@ expect_rc 2 "$NPL" tune --dry-run --apply --root "$D"
 if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
 	chmod a+rx "$T"
 	chmod -R a+rX "$D" "$D.bin"
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp NPULAUNCH_CACHE=off "$@"; }
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"; }
 	expect_rc 1 nobody "$NPL" tune --check --root "$D"
 	grep -qE "^$D/proc/sys/vm/swappiness +60 -> 0$" "$T/out" || fail "tune --check as nobody lacks the swappiness difference: $(cat "$T/out" "$T/err")"
 	expect_nogrep "$T/err" "Permission denied"

@@ -107,16 +107,6 @@ expect_grep "$T/err" "cannot read '$T/b/manifest.json': a character device, not 
 rm "$T/b/manifest.json"
 mv "$T/manifest.json" "$T/b/manifest.json"
 
-# the recipe cache: a FIFO in its place is no cache, silently
-export NPULAUNCH_CACHE="$T/fifo-cache"
-expect_rc 0 "$NPL" list
-cp "$T/out" "$T/want"
-for f in "$T"/fifo-cache/recipes-*.cache; do rm "$f" && mkfifo "$f"; done
-run_t 0 "$NPL" list
-cmp -s "$T/out" "$T/want" || fail "a FIFO as the cache changed list's output"
-expect_eq "$(cat "$T/err")" "" "list's messages with a FIFO as the cache"
-export NPULAUNCH_CACHE="$T/cache"
-
 # ---- a flood of diagnostics: the first 100, the rest counted, in linear time -------------------
 
 # run_flood WANT_MORE DIR: validate DIR; 100 messages with their source lines, then the count

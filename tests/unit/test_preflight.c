@@ -364,7 +364,6 @@ static cJSON *resolve(const char *id)
 	cJSON *plan;
 
 	assert_non_null(R);
-	assert_int_equal(npl_db_need(&g.db, R, &d), 0);
 	memset(&o, 0, sizeof(o));
 	plan = npl_resolve(&g.db, R, &o, &d);
 	assert_non_null(plan);
@@ -433,8 +432,6 @@ static void test_node_devices(void **state)
 	npl_arena_init(&da);
 	assert_int_equal(npl_db_open(&db, &da, dirs, 1, &d), 0);
 	memset(&o, 0, sizeof(o));
-	assert_int_equal(npl_db_need(&db, npl_db_recipe(&db, "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"), &d), 0);
-	assert_int_equal(npl_db_need(&db, npl_db_recipe(&db, "shape-moe-w8a8-a2-4p-first-card4-50ms"), &d), 0);
 	plan = npl_resolve(&db, npl_db_recipe(&db, "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"), &o, &d);
 	assert_non_null(plan);
 	n = npl_pf_node_devices(npl_plan_role(plan, "prefill"), 1, ids, 64);
