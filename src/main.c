@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "npulaunch/cli.h"
-#include "npulaunch/util.h"
+#include "npulaunch/text.h"
 
 static int cmd_help(int argc, char **argv, struct npl_cli *cli);
 static int cmd_version(int argc, char **argv, struct npl_cli *cli);

@@ -1,5 +1,5 @@
 /*
- * arena.h: bump allocator. One arena per run holds the recipes, the plan
+ * arena.h: layer base. Bump allocator. One arena per run holds the recipes, the plan
  * inputs and their strings; everything in it is freed at once by
  * npl_arena_release(). Allocation failure aborts (there is nothing sensible
  * to do on a command-line tool that is out of memory). Included by every module.

@@ -1,5 +1,5 @@
 /*
- * bench.h: a recipe's benchmark, run and judged. npl_bench_argv() builds the
+ * bench.h: layer node. A recipe's benchmark, run and judged. npl_bench_argv() builds the
  * recipe's sglang.bench_serving command against the deployment's entry point
  * with --output-file added; npl_verify() reads bench_serving's result records
  * (JSON lines: completed, total_output_tokens, median_tpot_ms, median_ttft_ms,

@@ -1,5 +1,5 @@
 /*
- * buf.h: growable byte buffer, always NUL-terminated. The owner releases it
+ * buf.h: layer base. Growable byte buffer, always NUL-terminated. The owner releases it
  * with npl_buf_release(). Included by every module that builds text.
  */
 #ifndef NPL_BUF_H

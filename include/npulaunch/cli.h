@@ -1,5 +1,5 @@
 /*
- * cli.h: what the commands share: exit codes, global options, opening the
+ * cli.h: layer cli. What the commands share: exit codes, global options, opening the
  * recipe database, site-value and override options, picking the recipe.
  * Only main.c and the cmd_*.c files include it; modules below them report
  * through diagnostics and never choose an exit code.
@@ -13,9 +13,10 @@
 #include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/recipe.h"
+#include "npulaunch/resolve.h"
 #include "npulaunch/select.h"
 #include "npulaunch/site.h"
-#include "npulaunch/util.h"
+#include "npulaunch/text.h"
 
 /* Exit codes, the same for every command (README and the man page list them). */
 enum {

@@ -1,9 +1,9 @@
 /*
- * diag.h: diagnostics. Modules never print or exit: they record a located
+ * diag.h: layer base. Diagnostics. Modules never print or exit: they record a located
  * message here and return -1 (or NULL). Commands print the collected messages
  * as `npulaunch: FILE:LINE:COL: error: MESSAGE`, followed by the source line
  * and a caret when the file's text is known: file names, messages and source
- * lines escaped for the terminal (util.h's npl_escape()), a long message cut in
+ * lines escaped for the terminal (text.h's npl_escape()), a long message cut in
  * its middle, a long source line shown as a window around the column, and at
  * most NPL_DIAG_SHOWN messages per flush. The diag keeps its own copy of
  * every file name it is given; the texts given to npl_diag_source() must

@@ -1,5 +1,5 @@
 /*
- * embedded.h: the files compiled into the binary (recipes/ and templates/).
+ * embedded.h: layer base. The files compiled into the binary (recipes/ and templates/).
  * Included by the generated embedded_*.c tables and by the modules that read them.
  */
 #ifndef NPL_EMBEDDED_H

@@ -1,15 +1,10 @@
 /*
- * engine.h: the engine-flag registry, data in recipes/engine/ (the flags
+ * engine.h: layer input. The engine-flag registry, data in recipes/engine/ (the flags
  * that sglang.launch_server, sglang_router.launch_router and
  * sglang.bench_serving accept, with their value kinds and choices, read
  * from upstream SGLang, and the speculative algorithms), how SGLang's argparse
- * parsers read a flag name (aliases, unambiguous prefixes), and the checks of
- * a plan against it and against the rules that need flag values: dp-size
- * divides tp-size, draft tokens = steps + 1 with top-k 1, a draft model for
- * the algorithms that load one, the largest decode CUDA-graph batch within
- * max-running-requests / dp-size (a recipe may waive it, with a reason),
- * ports unique per node. Included by the
- * validate, render and apply commands and their tests.
+ * parsers read a flag name (aliases, unambiguous prefixes),. The checks of a plan
+ * against it are check.h's.
  */
 #ifndef NPL_ENGINE_H
 #define NPL_ENGINE_H
@@ -113,16 +108,5 @@ const char *npl_engine_mismatch(const struct npl_engine *e, const struct npl_eng
 				const char *name, int rc, const struct npl_flag_match *m,
 				struct npl_arena *a);
 
-/* Check every flag of a plan against the registry, matched as npl_engine_match() does: unknown
- * (with a did-you-mean) or ambiguous is an error unless allow_unknown (then a warning); two
- * names of one option on a node (an alias or a prefix beside the full name), a value of the
- * wrong kind or outside the choices are errors; a flag absent upstream is a warning. Returns
- * the number of errors. */
-int npl_engine_check_flags(const struct npl_engine *e, const cJSON *plan, int allow_unknown,
-			   struct npl_diag *d);
-/* Check a plan against the rules (see above); waivers is the recipe's waive mapping (may be
- * NULL). Returns the number of errors. */
-int npl_engine_check_rules(const struct npl_engine *e, const cJSON *plan, const struct npl_layer *R,
-			   struct npl_diag *d);
 
 #endif

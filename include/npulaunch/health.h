@@ -1,5 +1,5 @@
 /*
- * health.h: readiness and status of SGLang servers over HTTP (libcurl).
+ * health.h: layer node. Readiness and status of SGLang servers over HTTP (libcurl).
  * A server is ready when GET /health answers 200 (and, with the generate
  * probe, a one-token POST /generate answers 200 with JSON). Every request has
  * a bounded timeout; npl_wait() polls with backoff until every endpoint is

@@ -1,5 +1,5 @@
 /*
- * output.h: sets of output files, written whole or not at all. Files are collected in memory;
+ * output.h: layer out. Sets of output files, written whole or not at all. Files are collected in memory;
  * npl_out_commit() writes them and npl_out_check() compares them with the disk instead (stale,
  * edited, missing and extra files). Included by the render command and its tests.
  *

@@ -1,21 +1,15 @@
 /*
- * plan.h: the resolver and the plan. npl_resolve() layers a recipe over the
- * defaults, its hardware profile and its model, applies the rules (tp-size,
- * nodes and ranks, ports, bootstrap ports, the store URL, the socket
- * interface, speculative decoding, router and benchmark arguments), the site
- * values and the user's overrides, and returns one cJSON document: per role
- * and node the environment set and unset, the files sourced, the host
- * tuning, the launch command and its flags, each value with its origin.
- * Every output (show, render, apply, status, bench) reads this document and
- * derives nothing.
+ * plan.h: layer plan. The plan document every output reads: npl_resolve()
+ * (resolve.h) writes it as one cJSON tree, per role and node the environment
+ * set and unset, the files sourced, the host tuning, the launch command and
+ * its flags, each value with its origin. Outputs (out/) and node code (node/)
+ * read it through this header alone and derive nothing; they never see the
+ * recipe loader.
  *
  * Plan values: argv and env values in the plan may refer to site values, so
  * that a script can be rendered before the addresses are known. A reference
  * is written ${KEY}, ${KEY[I]} or ${KEY[I]|url} (the URL form brackets IPv6
  * addresses); KEY is a site key such as prefill-ip; a literal $ is $$.
- *
- * Ownership: npl_resolve() returns a tree the caller frees with cJSON_Delete().
- * Included by the commands, the renderer, apply and their tests.
  */
 #ifndef NPL_PLAN_H
 #define NPL_PLAN_H
@@ -23,27 +17,10 @@
 #include <cjson/cJSON.h>
 
 #include "npulaunch/buf.h"
-#include "npulaunch/recipe.h"
+#include "npulaunch/arena.h"
 #include "npulaunch/site.h"
 
 #define NPL_PLAN_FORMAT "npulaunch-plan/1"
-
-enum npl_override_kind {
-	NPL_OV_SET_FLAG,
-	NPL_OV_UNSET_FLAG,
-	NPL_OV_SET_ENV,
-	NPL_OV_UNSET_ENV,
-};
-
-/* A user override (--set, --unset, --env, --unset-env); role NULL = every server role. */
-struct npl_override {
-	enum npl_override_kind kind;
-	const char *role;     /* pd-mixed, prefill, decode, router, bench; NULL = every server role */
-	const char *name;     /* flag (without --) or variable name */
-	const char **values;  /* --set: the flag's values (none: a switch); --env: one value */
-	int nvalues;
-	const char *text;     /* as the user wrote it, for messages */
-};
 
 /* What an output target other than the scripts asks of the plan (render --target). */
 struct npl_plan_target {
@@ -52,22 +29,6 @@ struct npl_plan_target {
 	const char *entry_why;             /* why, for the origin */
 	int container;                     /* add "container": the hardware's facts and the cluster values */
 };
-
-struct npl_resolve_opts {
-	const struct npl_site *site;       /* may be NULL */
-	const struct npl_override *ov;
-	int nov;
-	int force;                         /* let overrides contradict the rules */
-	const struct npl_plan_target *target;   /* NULL: the scripts */
-	int strict;                        /* a site value it has no use for is an error, not a note */
-};
-
-/* Resolve one recipe into a plan; NULL and diagnostics on error. */
-cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *recipe,
-		   const struct npl_resolve_opts *o, struct npl_diag *d);
-
-/* The host tuning of a hardware profile alone (the defaults and the profile), as in a plan role. */
-cJSON *npl_resolve_tuning(const struct npl_db *db, const struct npl_layer *hw, struct npl_diag *d);
 
 /* ---- plan values ------------------------------------------------------ */
 
@@ -103,5 +64,29 @@ const char *npl_json_str(const cJSON *obj, const char *key);
 int npl_json_int(const cJSON *obj, const char *key, int def);
 /* The role object named name in plan.roles, or NULL. */
 const cJSON *npl_plan_role(const cJSON *plan, const char *name);
+
+/* ---- node queries ------------------------------------------------------ */
+
+/* A port a node listens on, and what for ("--port", "ASCEND_MF_STORE_URL"). */
+struct npl_plan_port {
+	int port;
+	const char *what;
+};
+
+/* The index of this node in role's node list: the first address of the list that one of
+ * addrs is; -1 when none is, -2 when the list is not known (fewer addresses than nodes). A
+ * role without a list: 0. */
+int npl_plan_node_of(const cJSON *role, const struct npl_site *site, const char *const *addrs, int naddrs);
+
+/* The ports the instances of role on node index listen on (each once), from the plan's flags
+ * (--port, --disaggregation-bootstrap-port, --dist-init-addr on an instance's first node) and
+ * the tcp:// URLs of its environment that name this node (its address or --host, as plan
+ * values, or loopback). Up to max; their count. Strings in a. */
+int npl_plan_node_ports(const cJSON *role, int index, struct npl_plan_port *out, int max, struct npl_arena *a);
+
+/* The logical devices role's instances on node index use: ASCEND_RT_VISIBLE_DEVICES when the plan
+ * sets it, else --base-gpu-id (default 0) and on, as many as an instance has dies per node; up
+ * to max in ids, their count. */
+int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max);
 
 #endif

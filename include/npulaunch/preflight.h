@@ -1,5 +1,5 @@
 /*
- * preflight.h: the checks that find, on a node and in seconds, what would make
+ * preflight.h: layer node. The checks that find, on a node and in seconds, what would make
  * a launch fail after a long start-up: the Ascend software (driver and toolkit
  * versions, the env files the plan sources), the NPUs (npu-smi: enough dies,
  * every one healthy, none held by a process), the NPU network (hccn_tool: link
@@ -10,7 +10,7 @@
  *
  * Each check gives a structured result (ok, warn, fail, skip, what it found,
  * what to do); nothing here prints unless asked to or chooses an exit code.
- * Every file is read under a root prefix through util.c's bounded reader, every
+ * Every file is read under a root prefix through fsio.c's bounded reader, every
  * external tool is optional (missing: a warning), run from PATH (or the
  * hardware profile's tool folders under the root) with a timeout and bounded
  * output; an output layout the parsers do not know is a warning, never a guess.
@@ -43,12 +43,6 @@ struct npl_pf_check {
 	enum npl_pf_status status;
 	const char *found;
 	const char *fix;
-};
-
-/* A port a node listens on, and what for ("--port", "ASCEND_MF_STORE_URL"). */
-struct npl_pf_port {
-	int port;
-	const char *what;
 };
 
 /* The network interfaces of the host: name, state and addresses (canonical text). */
@@ -103,22 +97,6 @@ const char *npl_pf_status_name(enum npl_pf_status s);
 /* The host's interfaces (getifaddrs: the network namespace npulaunch runs in), in arena a;
  * -1 when they cannot be read. */
 int npl_pf_ifaces_read(struct npl_pf_ifaces *ifs, struct npl_arena *a);
-/* The index of this node in role's node list: the first address of the list that one of
- * addrs is; -1 when none is, -2 when the list is not known (fewer addresses than nodes). A
- * role without a list: 0. */
-int npl_pf_node_of(const cJSON *role, const struct npl_site *site, const char *const *addrs, int naddrs);
-
-/* The ports the instances of role on node index listen on (each once), from the plan's flags
- * (--port, --disaggregation-bootstrap-port, --dist-init-addr on an instance's first node) and
- * the tcp:// URLs of its environment that name this node (its address or --host, as plan
- * values, or loopback). Up to max; their count. Strings in a. */
-int npl_pf_node_ports(const cJSON *role, int index, struct npl_pf_port *out, int max, struct npl_arena *a);
-
-/* The logical devices role's instances on node index use: ASCEND_RT_VISIBLE_DEVICES when the plan
- * sets it, else --base-gpu-id (default 0) and on, as many as an instance has dies per node; up
- * to max in ids, their count. */
-int npl_pf_node_devices(const cJSON *role, int index, int *ids, int max);
-
 /* ---- parsers (exported for the tests) ---------------------------------------------------- */
 
 /* One die of npu-smi info. */

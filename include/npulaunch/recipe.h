@@ -1,5 +1,5 @@
 /*
- * recipe.h: the recipe database. Four kinds of YAML document, layered in this
+ * recipe.h: layer input. The recipe database. Four kinds of YAML document, layered in this
  * order when a recipe is resolved: the family defaults, a hardware profile,
  * a model's defaults and the recipe itself. Each kind shares the mergeable
  * settings (env, flags, tuning, ...) and adds keys of its own. The loader is

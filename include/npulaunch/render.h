@@ -1,5 +1,5 @@
 /*
- * render.h: plan -> launch scripts. Each role of the plan is rendered with
+ * render.h: layer out. Plan -> launch scripts. Each role of the plan is rendered with
  * its template (server.sh.tmpl, router.sh.tmpl, bench.sh.tmpl in templates/,
  * compiled in; a folder given with npl_templates.dir replaces them for
  * development) over a view made of the plan and the site values. Values are

@@ -1,5 +1,5 @@
 /*
- * select.h: from what a user knows (a model, a latency budget, a workload,
+ * select.h: layer plan. From what a user knows (a model, a latency budget, a workload,
  * the cards at hand) to a recipe. A query qualifies recipes and ranks them:
  *   - TPOT and TTFT are budgets: a recipe qualifies when its target is within
  *     the budget; the largest target wins (the most throughput that still

@@ -1,5 +1,5 @@
 /*
- * sha256.h: SHA-256 (FIPS 180-4) of a buffer, computed by Nettle (which uses the CPU's SHA
+ * sha256.h: layer base. SHA-256 (FIPS 180-4) of a buffer, computed by Nettle (which uses the CPU's SHA
  * extensions where it has them). Included by output.c, which records the files it writes by
  * their sha256 (the value sha256sum prints), and by its tests.
  */

@@ -1,5 +1,5 @@
 /*
- * site.h: site values, the facts of one cluster that no recipe can know:
+ * site.h: layer input. Site values, the facts of one cluster that no recipe can know:
  * model paths, the network interface, node addresses. Given as command-line
  * flags or in a YAML file (flags win); validated here (addresses with
  * inet_pton, interface names, absolute paths). A value not given stays a

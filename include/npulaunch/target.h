@@ -1,5 +1,5 @@
 /*
- * target.h: output targets other than the scripts (render --target NAME).
+ * target.h: layer out. Output targets other than the scripts (render --target NAME).
  * Each runs the rendered role scripts where a cluster runs things: k8s
  * (a LeaderWorkerSet per server role, the router as a Deployment, Services,
  * the scripts in a ConfigMap; kubectl apply -k), rbg (the same roles in one

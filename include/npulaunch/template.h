@@ -1,5 +1,5 @@
 /*
- * template.h: a small mustache-like template engine over cJSON views.
+ * template.h: layer out. A small mustache-like template engine over cJSON views.
  *   {{name}} {{a.b}} {{.}}   a value, escaped by the caller's escape function
  *   {{{name}}} {{&name}}     a value, raw
  *   {{#name}}..{{/name}}     a section: once per array item, once for an

@@ -1,5 +1,5 @@
 /*
- * tune.h: host tuning without shelling out: the cpufreq governor of every
+ * tune.h: layer node. Host tuning without shelling out: the cpufreq governor of every
  * online CPU and the sysctls a plan's tuning names, every path under a root
  * prefix (tests and containers use a fake tree).
  *

@@ -1,5 +1,5 @@
 /*
- * yaml.h: libyaml event stream -> a small document tree in an arena, every
+ * yaml.h: layer input. The libyaml event stream -> a small document tree in an arena, every
  * node with its file:line:col. Strict on purpose: anchors, aliases, tags,
  * non-scalar keys, duplicate keys and NUL bytes are errors. Included by the
  * loaders (recipe.c, site.c) and their tests.

@@ -19,7 +19,7 @@
 
 #include "npulaunch/buf.h"
 #include "npulaunch/engine.h"
-#include "npulaunch/util.h"
+#include "npulaunch/fsio.h"
 
 /* The generator itself has no compiled registry: npl_engine_load() would parse. */
 const struct npl_engine *const npl_engine_compiled = NULL;

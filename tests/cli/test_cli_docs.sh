@@ -1,7 +1,7 @@
 # The help, the bash completion and the man page describe the same command line, the one that
 # exists. For every command `npulaunch help` lists, its options are those its help names (the
 # usage lines and the Options section); then
-#   1. the completion (src/npulaunch.bash) offers exactly those after the command, with the global
+#   1. the completion (contrib/npulaunch.bash) offers exactly those after the command, with the global
 #      options that may follow a command (--recipes, --templates, --quiet);
 #   2. the man page names each of them in the command's section, or in the shared section the
 #      command refers to (QUERIES, SITE VALUES, CLUSTER VALUES, OVERRIDES);
@@ -9,7 +9,7 @@
 #      command takes: `npulaunch CMD --opt --help` (or --opt=x) is not refused.
 . "$(dirname "$0")/lib.sh"
 MAN=$NPL_SRC/docs/npulaunch.1
-COMPLETION=$NPL_SRC/src/npulaunch.bash
+COMPLETION=$NPL_SRC/contrib/npulaunch.bash
 mkdir -p "$T/bin"
 ln -s "$NPL" "$T/bin/npulaunch"
 export PATH="$T/bin:$PATH"

@@ -182,10 +182,10 @@ template_names() {  # FILE...
 					grep -oE '(^|[^A-Za-z0-9_#$])[A-Za-z_][A-Za-z0-9_]*' | sed -E 's/^[^A-Za-z_]//'
 			done
 	done
-	sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"'
+	sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/input/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"'
 }
 mapfile -t names < <(template_names "$NPL_SRC"/templates/*.tmpl | sort -u)
-site_vars=" $(sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"' | tr '\n' ' ')"
+site_vars=" $(sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/input/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"' | tr '\n' ' ')"
 ((${#names[@]} > 40)) && [[ " ${names[*]} " == *" npl_node "* && " ${names[*]} " == *" PREFILL_HOSTS "* ]] ||
 	fail "the names parsed out of the templates look wrong: ${names[*]}"
 # each is the scripts' (npl_*), npulaunch's (NPULAUNCH_*), a site variable, or bash's own: the

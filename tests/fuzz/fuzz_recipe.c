@@ -11,6 +11,7 @@
 #include "npulaunch/output.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/render.h"
+#include "npulaunch/resolve.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

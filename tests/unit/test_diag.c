@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "npulaunch/diag.h"
-#include "npulaunch/util.h"
+#include "npulaunch/text.h"
 
 #include "unit.h"
 

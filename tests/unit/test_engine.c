@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "npulaunch/arena.h"
+#include "npulaunch/check.h"
 #include "npulaunch/diag.h"
 #include "npulaunch/engine.h"
 #include "npulaunch/recipe.h"
@@ -306,7 +307,7 @@ static void test_check_flags(void **state)
 
 	(void)state;
 	assert_non_null(plan);
-	assert_int_equal(npl_engine_check_flags(&shipped, plan, 0, &d), 4);
+	assert_int_equal(npl_check_flags(&shipped, plan, 0, &d), 4);
 	assert_int_equal(d.n, 4);
 	/* a prefix and an alias of one option; a name given twice is an option repeated */
 	assert_string_equal(npl_test_msg(&d, 0),
@@ -322,7 +323,7 @@ static void test_check_flags(void **state)
 	assert_string_equal(npl_test_msg(&d, 3), want);
 	npl_diag_release(&d);
 	/* let through as warnings */
-	assert_int_equal(npl_engine_check_flags(&shipped, plan, 1, &d), 2);
+	assert_int_equal(npl_check_flags(&shipped, plan, 1, &d), 2);
 	assert_int_equal(d.errors, 2);
 	assert_int_equal(d.warnings, 2);
 	npl_diag_release(&d);

@@ -24,7 +24,8 @@
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/recipe.h"
-#include "npulaunch/util.h"
+#include "npulaunch/resolve.h"
+#include "npulaunch/text.h"
 
 #define KIMI_PD "kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms"
 #define DS_2P1D "deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-16ms"
@@ -373,9 +374,9 @@ static cJSON *resolve(const char *id)
 
 static const char *ports_text(const cJSON *plan, const char *role, int index, struct npl_arena *a)
 {
-	struct npl_pf_port p[16];
+	struct npl_plan_port p[16];
 	struct npl_buf b = NPL_BUF_INIT;
-	int n = npl_pf_node_ports(npl_plan_role(plan, role), index, p, 16, a);
+	int n = npl_plan_node_ports(npl_plan_role(plan, role), index, p, 16, a);
 	const char *s;
 
 	for (int i = 0; i < n; i++)
@@ -425,7 +426,7 @@ static void test_node_devices(void **state)
 	npl_arena_init(&a);
 	plan = resolve(DS_2P1D);
 	/* a decode instance of 32 dies over two A3 nodes: 16 on each */
-	n = npl_pf_node_devices(npl_plan_role(plan, "decode"), 1, ids, 64);
+	n = npl_plan_node_devices(npl_plan_role(plan, "decode"), 1, ids, 64);
 	assert_int_equal(n, 16);
 	assert_int_equal(ids[15], 15);
 	cJSON_Delete(plan);
@@ -434,7 +435,7 @@ static void test_node_devices(void **state)
 	memset(&o, 0, sizeof(o));
 	plan = npl_resolve(&db, npl_db_recipe(&db, "shape-moe-w8a8-4p1d-a2-24p-shared-50ms"), &o, &d);
 	assert_non_null(plan);
-	n = npl_pf_node_devices(npl_plan_role(plan, "prefill"), 1, ids, 64);
+	n = npl_plan_node_devices(npl_plan_role(plan, "prefill"), 1, ids, 64);
 	assert_int_equal(n, 8);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(ids[i], i);
@@ -443,7 +444,7 @@ static void test_node_devices(void **state)
 	cJSON_Delete(plan);
 	plan = npl_resolve(&db, npl_db_recipe(&db, "shape-moe-w8a8-a2-4p-first-card4-50ms"), &o, &d);
 	assert_non_null(plan);
-	n = npl_pf_node_devices(npl_plan_role(plan, "pd-mixed"), 0, ids, 64);
+	n = npl_plan_node_devices(npl_plan_role(plan, "pd-mixed"), 0, ids, 64);
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[0], 4);
 	assert_int_equal(ids[3], 7);

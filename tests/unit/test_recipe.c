@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "npulaunch/engine.h"
+#include "npulaunch/fsio.h"
 #include "npulaunch/recipe.h"
-#include "npulaunch/util.h"
 #include "unit.h"
 
 struct fx {

@@ -23,6 +23,7 @@
 #include "npulaunch/plan.h"
 #include "npulaunch/recipe.h"
 #include "npulaunch/render.h"
+#include "npulaunch/resolve.h"
 #include "npulaunch/site.h"
 
 #define KIMI "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"

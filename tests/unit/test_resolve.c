@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "npulaunch/plan.h"
+#include "npulaunch/resolve.h"
 #include "unit.h"
 
 struct fx {

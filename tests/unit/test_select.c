@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "npulaunch/select.h"
-#include "npulaunch/util.h"
+#include "npulaunch/text.h"
 
 static struct npl_arena arena;
 static struct npl_diag diag;

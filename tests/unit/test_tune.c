@@ -23,6 +23,7 @@
 
 #include "harness.h"
 #include "npulaunch/plan.h"
+#include "npulaunch/resolve.h"
 #include "npulaunch/tune.h"
 #include "unit.h"
 

@@ -1,4 +1,4 @@
-/* test_util.c: util.h (files, strings, suggestions, shell quoting), buf.h, arena.h and diag.h (counting, formatting, caret lines, flushing). */
+/* test_util.c: fsio.h (files), text.h (strings, suggestions, shell quoting), buf.h, arena.h and diag.h (counting, formatting, caret lines, flushing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +19,8 @@
 #include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/diag.h"
-#include "npulaunch/util.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/text.h"
 
 /* A fresh temporary folder for the file tests. */
 static void make_tmpdir(char *dir, size_t n)

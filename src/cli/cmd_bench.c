@@ -1,0 +1,220 @@
+/* cmd_bench.c: `npulaunch bench`: run (or print) the recipe's benchmark, keeping its results. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "npulaunch/bench.h"
+#include "npulaunch/cli.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/text.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch bench [ID|QUERY|BUNDLE] [site values] [--dry-run] [--output-file FILE]\n"
+	     "                       [--host HOST] [--port PORT]\n"
+	     "\n"
+	     "Run the recipe's sglang.bench_serving command (bench.sh's) against the deployment's\n"
+	     "entry point (the router, or the PD-mixed server's first node), with --output-file\n"
+	     "added so that the results are kept for npulaunch verify. Without a recipe, the bundle\n"
+	     "in the current folder.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --dry-run          print the command, run nothing\n"
+	     "  --json             {argv, output_file, dry_run, status, results} (the benchmark's own\n"
+	     "                     output goes to standard error then)\n"
+	     "  --output-file FILE the results, one JSON line per run appended (default\n"
+	     "                     bench-results.jsonl in the bundle: the current folder, or the one named)\n"
+	     "  --host H, --port P another entry point than the deployment's (an IPv4 or IPv6\n"
+	     "                     address; a port from 1 to 65535)\n"
+	     "  query              MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
+	     "                     --cards N --mode M --hardware H [--nearest] instead of an id\n"
+	     "  site values        --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
+	     "                     --prefill-ip IP...  --decode-ip IP...  --site FILE (see render --help)\n"
+	     "  overrides          --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
+	     "                     --unset-env [ROLE:]K  --force  --allow-unknown-flag\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && npulaunch bench\n"
+	     "  npulaunch bench kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --dry-run");
+}
+
+/* bench --json: {argv, output_file, dry_run, status, results} (status null and results false
+ * for a dry run). */
+static void report_json(char **args, const char *out, int dry, int status, int wrote)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+	char *t;
+
+	for (int i = 0; args[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(args[i]));
+	cJSON_AddItemToObject(o, "argv", a);
+	cJSON_AddStringToObject(o, "output_file", out);
+	cJSON_AddBoolToObject(o, "dry_run", dry);
+	if (dry)
+		cJSON_AddNullToObject(o, "status");
+	else
+		cJSON_AddNumberToObject(o, "status", status);
+	cJSON_AddBoolToObject(o, "results", wrote);
+	t = cJSON_Print(o);
+	puts(t);
+	cJSON_free(t);
+	cJSON_Delete(o);
+}
+
+int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"dry-run", no_argument, NULL, 'n'},
+		{"output-file", required_argument, NULL, 'o'},
+		{"host", required_argument, NULL, 'H'},
+		{"port", required_argument, NULL, 'P'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_site site;
+	const char *out = "bench-results.jsonl", *host = NULL;
+	char hostbuf[INET6_ADDRSTRLEN];
+	char **args = NULL;
+	cJSON *plan = NULL;
+	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i, out_given = 0, json = 0, status_code = -1, wrote = 0;
+	struct stat before;
+	off_t size_before = -1;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = 1; break;
+		case 'j': json = 1; break;
+		case 'o': out = optarg; out_given = 1; break;
+		case 'H':
+			/* an address, as the site values are: it reaches bench_serving's argv */
+			if (npl_ip_canonical(optarg, hostbuf, sizeof(hostbuf))) {
+				rc = npl_cli_usage_error("bench", "--host '%s' is not an IPv4 or IPv6 address", optarg);
+				goto out;
+			}
+			host = hostbuf;
+			break;
+		case 'P': {
+			static const struct npl_number_spec port_spec = {"a port", 1, 65535, 1};
+			double v;
+
+			if ((rc = npl_cli_number("bench", "--port", optarg, &port_spec, &v)))
+				goto out;
+			port = (int)v;
+			break;
+		}
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if ((rc = npl_cli_site(cli, &ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
+		goto out;
+	/* a bundle named keeps its results, as the current folder's does */
+	if (!out_given && optind < argc && npl_is_dir(argv[optind]))
+		out = npl_arena_printf(&cli->arena, "%s/bench-results.jsonl", argv[optind]);
+	npl_plan_site(plan, &site, &cli->arena);
+	args = npl_bench_argv(plan, &site, host, port, out, &cli->diag);
+	npl_cli_flush(cli);
+	if (!args) {
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	if (dry && json) {
+		report_json(args, out, 1, -1, 0);
+		goto out;
+	}
+	if (dry) {
+		struct npl_buf b = NPL_BUF_INIT;
+
+		for (i = 0; args[i]; i++) {
+			if (i)
+				npl_buf_putc(&b, ' ');
+			npl_shell_quote(&b, args[i]);
+		}
+		puts(npl_buf_str(&b));
+		npl_buf_release(&b);
+		goto out;
+	}
+	{
+		const cJSON *u, *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+		pid_t pid;
+		int status;
+
+		if (stat(out, &before) == 0)
+			size_before = before.st_size;
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		if (pid == 0) {
+			/* the proxies go, as in bench.sh */
+			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "unset"))
+				unsetenv(npl_json_str(u, "name"));
+			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+				struct npl_buf v = NPL_BUF_INIT;
+
+				npl_pval_resolve(&v, npl_json_str(u, "value"), &site, NULL);
+				setenv(npl_json_str(u, "name"), npl_buf_str(&v), 1);
+				npl_buf_release(&v);
+			}
+			if (json)
+				dup2(2, 1);   /* one JSON document on standard output: the benchmark's report on the other */
+			execvp(args[0], args);
+			fprintf(stderr, "npulaunch: bench: cannot run %s: %s\n", args[0], strerror(errno));
+			_exit(127);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			struct stat after;
+
+			status_code = 0;
+			if (stat(out, &after) != 0 || after.st_size <= size_before) {
+				fprintf(stderr, "npulaunch: bench: sglang.bench_serving ended well but wrote no results to %s\n",
+					npl_escape_in(&cli->arena, out));
+				rc = NPL_EXIT_FAIL;
+			} else {
+				wrote = 1;
+				npl_cli_info(cli, "bench: results in %s; judge them with: npulaunch verify %s",
+					     npl_escape_in(&cli->arena, out), npl_escape_in(&cli->arena, out));
+			}
+		} else {
+			fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
+				WIFEXITED(status) ? "exit" : "signal",
+				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			status_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			rc = NPL_EXIT_FAIL;
+		}
+		if (json)
+			report_json(args, out, 0, status_code, wrote);
+	}
+out:
+	npl_argv_free(args);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

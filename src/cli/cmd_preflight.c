@@ -1,0 +1,224 @@
+/*
+ * cmd_preflight.c: `npulaunch preflight`: on a node, check what a launch of
+ * its role needs, in seconds, before a start-up that takes many minutes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/preflight.h"
+#include "npulaunch/text.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch preflight [--role ROLE] [ID|QUERY|BUNDLE] [site values] [--json]\n"
+	     "                           [--root DIR] [--timeout SECONDS]\n"
+	     "\n"
+	     "Check, on this node, what a launch of its role needs before the long start-up\n"
+	     "finds it missing: the Ascend driver and toolkit (their version files) and the env\n"
+	     "files the plan sources; the NPUs (npu-smi: the dies this node uses listed, healthy,\n"
+	     "held by no process); the NPU network of multi-node and PD roles (hccn_tool: each\n"
+	     "device's link up and its address); this node's address in the role's list and on\n"
+	     "the socket interface, which must be up; the ports this node listens on, free; the\n"
+	     "model (config.json and every shard its index names); the free memory of /dev/shm\n"
+	     "and of the host; the host tuning apply would change. Each check prints ok, warn,\n"
+	     "fail or skip with what it found and what to do. npu-smi and hccn_tool are optional:\n"
+	     "missing, they are a warning. The node and role are found as apply finds them.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --role ROLE        pd-mixed, prefill, decode, router or bench\n"
+	     "  --json             the results as JSON: {format, recipe, role, node, address,\n"
+	     "                     checks: [{name, status, found, fix}], failed, warned}\n"
+	     "  --root DIR         treat DIR as / for every file read (default: $NPULAUNCH_ROOT, else /)\n"
+	     "  --timeout SECONDS  how long each run of npu-smi or hccn_tool may take (default 10)\n"
+	     "  query              MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
+	     "                     --cards N --mode M --hardware H [--nearest] instead of an id\n"
+	     "  site values        --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
+	     "                     --prefill-ip IP...  --decode-ip IP...  --site FILE (see render --help)\n"
+	     "  overrides          --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
+	     "                     --unset-env [ROLE:]K  --force  --allow-unknown-flag\n"
+	     "  -h, --help         this help\n"
+	     "\n"
+	     "Exit status: 0 when no check fails (warnings allowed), 1 when one does, 2 on a usage\n"
+	     "error (a bad option, no role for this node).\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && npulaunch preflight --role decode\n"
+	     "  npulaunch preflight kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms --role prefill --site site.yaml --json");
+}
+
+/* How long a tool run may take. */
+static const struct npl_number_spec timeout_spec = {"a number of seconds", 0.1, 3600, 0};
+
+int npl_cmd_preflight(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"role", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"root", required_argument, NULL, 'R'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_preflight_opts po;
+	struct npl_preflight pf;
+	struct npl_pf_ifaces ifs;
+	struct npl_site site;
+	const char *role_name = NULL, *root = getenv("NPULAUNCH_ROOT"), *forced = getenv("NPULAUNCH_NODE_IP");
+	const char **addrs = NULL;
+	int root_from_env = 1, json = 0, c, rc = NPL_EXIT_OK, naddrs = 0, have_ifs;
+	double timeout = 10;
+	const cJSON *role = NULL, *it;
+	cJSON *plan = NULL;
+	struct npl_buf local = NPL_BUF_INIT;
+
+	memset(&ro, 0, sizeof(ro));
+	memset(&site, 0, sizeof(site));
+	memset(&pf, 0, sizeof(pf));
+	memset(&po, 0, sizeof(po));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': role_name = optarg; break;
+		case 'j': json = 1; break;
+		case 'R': root = optarg; root_from_env = 0; break;
+		case 'T':
+			if ((rc = npl_cli_number("preflight", "--timeout", optarg, &timeout_spec, &timeout)))
+				goto out;
+			break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("preflight", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("preflight", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("preflight", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
+	if (root && root_from_env && !*root)
+		root = NULL;
+	if (root && root[0] != '/') {
+		rc = npl_cli_usage_error("preflight", "%s must be an absolute path, not '%s'",
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
+		goto out;
+	}
+	if ((rc = npl_cli_site(cli, &ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
+		goto out;
+	npl_plan_site(plan, &site, &cli->arena);
+
+	/* this host: its interfaces, and the address that places it (NPULAUNCH_NODE_IP, else each) */
+	have_ifs = npl_pf_ifaces_read(&ifs, &cli->arena) == 0;
+	if (forced && *forced) {
+		char canon[64];
+
+		if (npl_ip_canonical(forced, canon, sizeof(canon))) {
+			rc = npl_cli_usage_error("preflight", "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
+			goto out;
+		}
+		addrs = npl_arena_calloc(&cli->arena, 1, sizeof(*addrs));
+		addrs[naddrs++] = npl_arena_strdup(&cli->arena, canon);
+	} else if (have_ifs) {
+		int n = 0;
+
+		for (int i = 0; i < ifs.n; i++)
+			n += ifs.v[i].naddrs;
+		addrs = npl_arena_calloc(&cli->arena, (size_t)n + 1, sizeof(*addrs));
+		for (int i = 0; i < ifs.n; i++)
+			for (int j = 0; j < ifs.v[i].naddrs; j++)
+				addrs[naddrs++] = ifs.v[i].addrs[j];
+	}
+	for (int i = 0; i < naddrs; i++)
+		npl_buf_printf(&local, "%s%s", i ? " " : "", addrs[i]);
+
+	/* the role: named, or the one server role whose list holds this node (or that has none) */
+	if (role_name) {
+		role = npl_plan_role(plan, role_name);
+		if (!role) {
+			struct npl_buf b = NPL_BUF_INIT;
+
+			cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
+				npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
+			rc = npl_cli_usage_error("preflight", "recipe '%s' has no role '%s' (its roles: %s)",
+						 npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), role_name,
+						 npl_buf_str(&b));
+			npl_buf_release(&b);
+			goto out;
+		}
+	} else {
+		const cJSON *only = NULL;
+		int matches = 0, without = 0;
+
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+			const char *prog = npl_json_str(it, "program");
+
+			if (!prog || strcmp(prog, "server"))
+				continue;
+			if (!npl_json_str(it, "node_list")) {
+				without++;
+				only = only ? only : it;
+			} else if (npl_plan_node_of(it, &site, addrs, naddrs) >= 0) {
+				matches++;
+				role = it;
+			}
+		}
+		if (!matches && without == 1)
+			role = only;
+		if (matches > 1 || !role) {
+			rc = npl_cli_usage_error("preflight", "this node (%s) is in %s role's list: say which with --role",
+						 local.len ? npl_buf_str(&local) : "no address", matches > 1 ? "more than one" : "no");
+			goto out;
+		}
+	}
+
+	po.plan = plan;
+	po.role = role;
+	po.site = &site;
+	po.root = root && strcmp(root, "/") ? root : NULL;
+	po.timeout = timeout;
+	po.ifaces = have_ifs ? &ifs : NULL;
+	po.local = local.len ? npl_buf_str(&local) : NULL;
+	po.node = npl_plan_node_of(role, &site, addrs, naddrs);
+	if (po.node >= 0 && npl_json_str(role, "node_list"))
+		po.node_ip = site.key[npl_site_key_from_name(npl_json_str(role, "node_list"))].v[po.node];
+	{
+		/* a bundle's manifest names the tuning's origin in messages */
+		const char *arg = optind < argc ? argv[optind] : ".";
+
+		po.source = npl_is_dir(arg) ? npl_arena_printf(&cli->arena, "%s/manifest.json", arg)
+					    : npl_ends_with(arg, ".json") ? arg : NULL;
+	}
+	npl_preflight_run(&pf, &po);
+	if (json) {
+		cJSON *j = npl_preflight_json(&pf, &po);
+		char *s = cJSON_Print(j);
+
+		puts(s);
+		cJSON_free(s);
+		cJSON_Delete(j);
+	} else {
+		printf("preflight: %s of %s", npl_json_str(role, "role"),
+		       npl_escape_in(&cli->arena, npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id")));
+		if (po.node >= 0 && po.node_ip)
+			printf(", node %d (%s)", po.node, po.node_ip);
+		printf("%s%s\n", po.root ? ", root " : "", po.root ? npl_escape_in(&cli->arena, po.root) : "");
+		npl_preflight_print(stdout, &pf, 1);
+	}
+	rc = pf.failed ? NPL_EXIT_FAIL : NPL_EXIT_OK;
+out:
+	npl_preflight_release(&pf);
+	npl_buf_release(&local);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

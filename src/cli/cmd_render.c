@@ -1,0 +1,453 @@
+/* cmd_render.c: `npulaunch render`: the launch scripts and manifest of a recipe, or of all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/output.h"
+#include "npulaunch/render.h"
+#include "npulaunch/resolve.h"
+#include "npulaunch/sha256.h"
+#include "npulaunch/target.h"
+#include "npulaunch/text.h"
+
+/* What render writes: the scripts, or the files of an output target (target.h). */
+static const struct {
+	const char *name;
+	const struct npl_target *target;
+} targets[] = {
+	{"scripts", NULL},
+	{"k8s", &npl_target_k8s},
+	{"rbg", &npl_target_rbg},
+	{"docker", &npl_target_docker},
+	{"slurm", &npl_target_slurm},
+};
+
+static int render_plan(const struct npl_target *tg, const cJSON *plan, struct npl_templates *t,
+		       const char *dir, const struct npl_target_opts *o, struct npl_outset *set,
+		       struct npl_diag *d)
+{
+	return tg ? tg->render(plan, t, dir, o, set, d) : npl_render_bundle(plan, t, dir, set, d);
+}
+
+/* The target whose value a site key without a script variable is: the one whose prefix it has
+ * (slurm-partition), else the container targets' (image, namespace). */
+static const char *owner_of(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(targets); i++) {
+		const char *p = targets[i].target ? targets[i].target->site_prefix : NULL;
+
+		if (p && !strncmp(key, p, strlen(p)))
+			return targets[i].name;
+	}
+	return "k8s, rbg or docker";
+}
+
+/* The site values that contradict the target: another target's values (a site file may hold
+ * every target's), addresses for a target whose engine allocates the nodes. */
+static int target_site_ok(struct npl_cli *cli, const struct npl_target *tg, int strict, const struct npl_site *flags,
+			  const struct npl_site *all)
+{
+	int k;
+
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *key = npl_site_key_name(k), *owner;
+		int mine;
+
+		if (!npl_site_var(k) && flags->key[k].n) {
+			owner = owner_of(key);
+			mine = tg && (tg->site_prefix ? !strncmp(key, tg->site_prefix, strlen(tg->site_prefix))
+						      : !strcmp(owner, "k8s, rbg or docker"));
+			/* a site file may hold every target's values: another's are ignored, as any unused one */
+			if (!mine &&
+			    npl_site_unused(&cli->diag, strict, (enum npl_site_key)k,
+					    tg ? npl_arena_printf(&cli->arena, "render --target %s", tg->name) : "render (the scripts)",
+					    npl_arena_printf(&cli->arena, "a value of --target %s", owner))) {
+				npl_cli_flush(cli);
+				return NPL_EXIT_USAGE;
+			}
+		}
+		if (tg && tg->allocates && npl_site_is_list(k) && npl_site_var(k) && all->key[k].n)
+			return npl_cli_usage_error("render", "--%s: --target %s takes the nodes and their addresses from the allocation; drop it",
+						   key, tg->name);
+	}
+	return 0;
+}
+
+/*
+ * render --json: {target, dir, check, files: [{path, state, bytes, sha256}]} (and the text of
+ * each file when there is no folder). state: written (by this render), rendered (no -o: the
+ * file printed, not written), current, stale, edited, missing (--check), and extra (--check: a
+ * file render does not write).
+ */
+static void print_json(struct npl_cli *cli, const struct npl_outset *set, const char *dir,
+		       const struct npl_target *tg, int check, const char *lines)
+{
+	cJSON *o = cJSON_CreateObject(), *files = cJSON_CreateArray();
+	char *text;
+	int i;
+
+	cJSON_AddStringToObject(o, "target", tg ? tg->name : "scripts");
+	if (dir)
+		cJSON_AddStringToObject(o, "dir", dir);
+	else
+		cJSON_AddNullToObject(o, "dir");
+	cJSON_AddBoolToObject(o, "check", check);
+	for (i = 0; i < set->n; i++) {
+		const char *state = check ? "current" : dir ? "written" : "rendered", *l;
+		cJSON *f = cJSON_CreateObject();
+		char hex[65];
+
+		/* what --check said of it: "stale PATH" and the like, a line each */
+		for (l = lines; check && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+			const char *sp = strchr(l, ' '), *nl = strchr(l, '\n');
+			size_t plen = strlen(set->v[i].path);
+
+			if (sp && (size_t)((nl ? nl : l + strlen(l)) - sp - 1) == plen && !strncmp(sp + 1, set->v[i].path, plen)) {
+				state = npl_arena_printf(&cli->arena, "%.*s", (int)(sp - l), l);
+				break;
+			}
+		}
+		npl_sha256_hex(set->v[i].text, set->v[i].len, hex);
+		cJSON_AddStringToObject(f, "path", set->v[i].path);
+		cJSON_AddStringToObject(f, "state", state);
+		cJSON_AddNumberToObject(f, "bytes", (double)set->v[i].len);
+		cJSON_AddStringToObject(f, "sha256", hex);
+		if (!dir)
+			cJSON_AddItemToObject(f, "text", cJSON_CreateStringReference(set->v[i].text));
+		cJSON_AddItemToArray(files, f);
+	}
+	/* the extra files --check found */
+	for (const char *l = lines; check && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		const char *nl = strchr(l, '\n');
+
+		if (!strncmp(l, "extra ", 6)) {
+			cJSON *f = cJSON_CreateObject();
+			char *path = npl_arena_printf(&cli->arena, "%.*s", (int)((nl ? nl : l + strlen(l)) - l - 6), l + 6);
+
+			cJSON_AddStringToObject(f, "path", path);
+			cJSON_AddStringToObject(f, "state", "extra");
+			cJSON_AddItemToArray(files, f);
+		}
+	}
+	cJSON_AddItemToObject(o, "files", files);
+	text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+static void help(void)
+{
+	fputs("usage: npulaunch render ID|QUERY [--target T [--bench]] [site values] [overrides] [-o DIR] [--check]\n"
+	     "       npulaunch render --all [--target T] [site values] -o DIR [--check]\n"
+	     "\n"
+	     "Write one self-contained launch script per role (pd-mixed.sh, or prefill.sh,\n"
+	     "decode.sh and router.sh), bench.sh and manifest.json (the plan). Without -o the\n"
+	     "files go to standard output, each under a line '==> NAME <=='. A site value not\n"
+	     "given stays a variable at the top of the scripts, which refuse to start until\n"
+	     "it is set.\n"
+	     "\n"
+	     "Options:\n"
+	     "  -o, --output DIR  write the files into DIR (created if needed), whole or not at all;\n"
+	     "                    the files of an earlier render there that this one lacks are\n"
+	     "                    removed, other files kept; a file changed since it was rendered\n"
+	     "                    is not overwritten without --force\n"
+	     "  --all             every recipe, each into DIR/ID/\n"
+	     "  --check           write nothing; exit 1 listing stale, edited, missing and extra\n"
+	     "                    files (edited: changed since it was rendered)\n"
+	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
+	     "  --json            what was written (or, with --check, each file's state) as JSON:\n"
+	     "                    {target, dir, check, files: [{path, state, bytes, sha256}]};\n"
+	     "                    without -o each file's text too. state: written,\n"
+	     "                    rendered (no -o), current, stale, edited, missing, extra\n"
+	     "  --target T        scripts (the default); k8s: LeaderWorkerSets, the router's\n"
+	     "                    Deployment, Services, the scripts in a ConfigMap (kubectl\n"
+	     "                    apply -k DIR); rbg: one RoleBasedGroup instead; docker: a\n"
+	     "                    docker or podman run script per role (docs/kubernetes.md);\n"
+	     "                    slurm: also slurm.sbatch, one batch job for the deployment\n"
+	     "                    (sbatch it in the bundle), and the slurm-step.sh its steps run;\n"
+	     "                    the nodes and their addresses come from the allocation\n"
+	     "                    (docs/slurm.md)\n"
+	     "  --bench           (slurm) the job runs the benchmark once the entry point\n"
+	     "                    answers, then npulaunch verify; it ends with the verdict\n"
+	     , stdout);
+	puts("  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
+	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
+	     "                    covers wins; 64k+1k, 1024x1024 (30)+1024, 1080p_30+256),\n"
+	     "                    --prefix-cache PCT, --cards N (available; the most used wins),\n"
+	     "                    --mode pd-mixed|pd-disagg, --hardware H; --nearest takes the\n"
+	     "                    nearest when nothing qualifies. Exit 4 when several tie (each\n"
+	     "                    listed with the option that selects it), 3 when none qualifies.\n"
+	     "  site values       --model-path P  --draft-model-path P  --ifname NAME\n"
+	     "                    --node-ip IP (once per node, rank order)  --prefill-ip IP...\n"
+	     "                    --decode-ip IP...  --site FILE (YAML with the same keys; flags win)\n"
+	     "  cluster values    (--target k8s, rbg, docker) --image IMG  --router-image IMG\n"
+	     "                    --registry HOST[/PATH]  --namespace NS  --name-prefix P\n"
+	     "                    --npu-resource NAME  --npu-unit card|die  --node-selector K=V...\n"
+	     "                    --model-volume hostpath|pvc:CLAIM  --model-mount DIR\n"
+	     "                    --scheduler NAME  --gang[=false]  --tune[=false]\n"
+	     "                    --privileged[=false]  --shm-size 64Gi  --container-runtime R\n"
+	     "  slurm values      --slurm-partition P  --slurm-account A  --slurm-time LIMIT\n"
+	     "                    --slurm-gres NAME (--gres=NAME:cards per node)\n"
+	     "                    --slurm-log-dir DIR (default: the bundle's logs/)\n"
+	     "                    --slurm-router-node NODE (default: the first node)\n"
+	     "                    --slurm-npulaunch PATH (npulaunch on the nodes: the steps\n"
+	     "                    run npulaunch apply instead of the role scripts)\n"
+	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
+	     "                    --unset-env [ROLE:]K  --force\n"
+	     "  --allow-unknown-flag  let through a flag SGLang's registry does not know (a warning)\n"
+	     "  -h, --help        this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  npulaunch render kimi-k2.6 --tpot 20ms -o deploy/\n"
+	     "  npulaunch render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --model-path /models/kimi \\\n"
+	     "      --draft-model-path /models/kimi-eagle3 --ifname eth0 -o deploy/\n"
+	     "  npulaunch render --all -o deploy/ --check     # in CI: the scripts are current\n"
+	     "  npulaunch render deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --target k8s \\\n"
+	     "      --model-path /models/dsv4 --ifname eth0 -o k8s/ && kubectl apply -k k8s/\n"
+	     "  npulaunch render kimi-k2.6 --tpot 50ms --target slurm --slurm-gres npu -o job/");
+}
+
+static void waiting(const char *dir)
+{
+	fprintf(stderr, "npulaunch: render: waiting for another npulaunch writing into '%s'\n", dir);
+}
+
+static const char *missing_list(struct npl_arena *a, const cJSON *plan, int allocated)
+{
+	const cJSON *need, *site = cJSON_GetObjectItemCaseSensitive(plan, "site");
+	const char *s = NULL;
+
+	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
+		const char *key = npl_json_str(need, "key");
+
+		if (cJSON_GetObjectItemCaseSensitive(site, key) ||
+		    (allocated && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list"))))
+			continue;
+		s = s ? npl_arena_printf(a, "%s, --%s (%s)", s, key, npl_json_str(need, "var"))
+		      : npl_arena_printf(a, "--%s (%s)", key, npl_json_str(need, "var"));
+	}
+	return s;
+}
+
+static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_cli_recipe_opts *ro,
+		      const struct npl_target *tg, const struct npl_target_opts *to, struct npl_templates *t,
+		      struct npl_outset *set, const char *dir)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < db->nrecipes; i++) {
+		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force, ro->target, ro->strict};
+		struct npl_site site = ro->site;
+		const struct npl_layer *R = db->recipes[i];
+		cJSON *plan;
+		char *sub;
+
+		/* addresses apply to the recipes of the matching shape only */
+		if (R->mode == NPL_MODE_PD_DISAGG)
+			site.key[NPL_SITE_NODE_IP].n = 0;
+		else
+			site.key[NPL_SITE_PREFILL_IP].n = site.key[NPL_SITE_DECODE_IP].n = 0;
+		if (R->mode == NPL_MODE_PD_MIXED && R->cards <= R->hardware->cards_per_node.v)
+			site.key[NPL_SITE_NODE_IP].n = 0;
+		o.site = &site;
+		plan = npl_resolve(db, R, &o, &cli->diag);
+		if (!plan || npl_cli_check(cli, db, plan, R, ro->allow_unknown)) {
+			cJSON_Delete(plan);
+			rc = NPL_EXIT_INVALID;
+			continue;
+		}
+		sub = npl_arena_printf(&cli->arena, "%s/%s", dir, R->id);
+		/* a target refuses site values (missing, or not for it): a usage error */
+		if (render_plan(tg, plan, t, dir ? sub : R->id, to, set, &cli->diag) && !rc)
+			rc = tg ? NPL_EXIT_USAGE : NPL_EXIT_INVALID;
+		cJSON_Delete(plan);
+	}
+	return rc;
+}
+
+/* The files of one recipe (arg: an id or a query) or of all (arg NULL) into set; an exit code. */
+static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const struct npl_target *tg,
+		    const struct npl_target_opts *to, struct npl_templates *t, struct npl_outset *set,
+		    const char *dir, const char *arg, int check)
+{
+	struct npl_db db;
+	cJSON *sel = NULL, *plan;
+	const struct npl_layer *R;
+	const char *missing;
+	int rc;
+
+	/* the flags' values, then the site file's (addresses too) */
+	if ((rc = npl_cli_site(cli, ro)) || (rc = target_site_ok(cli, tg, ro->strict, &ro->site, &ro->site)) ||
+	    (rc = npl_cli_open_db(cli, &db)))
+		return rc;
+	if (!arg) {
+		rc = render_all(cli, &db, ro, tg, to, t, set, dir);
+		npl_cli_flush(cli);   /* the targets' notes */
+		return rc;
+	}
+	if (!(R = npl_cli_pick(cli, &db, arg, ro, &sel, &rc)))
+		return rc ? rc : NPL_EXIT_FAIL;
+	if (!(plan = npl_cli_resolve(cli, &db, R, ro, sel, &rc)))
+		return rc ? rc : NPL_EXIT_FAIL;
+	rc = render_plan(tg, plan, t, dir ? dir : "", to, set, &cli->diag) ? tg ? NPL_EXIT_USAGE : NPL_EXIT_FAIL : 0;
+	missing = missing_list(&cli->arena, plan, tg && tg->allocates);
+	cJSON_Delete(plan);
+	npl_cli_flush(cli);
+	if (rc)
+		return rc;
+	if (missing && !check && (!tg || tg->allocates))
+		npl_cli_info(cli, "%s: not given: %s; the %s until they are set",
+			R->id, missing, tg ? "job stops" : "scripts stop");
+	return 0;
+}
+
+int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"all", no_argument, NULL, 'a'},
+		{"check", no_argument, NULL, 'c'},
+		{"templates", required_argument, NULL, 't'},
+		{"target", required_argument, NULL, 'T'},
+		{"bench", no_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
+	struct npl_outset set = {0};
+	const struct npl_target *tg = NULL;
+	struct npl_target_opts to = {0, 0, 0};
+	const char *dir = NULL;
+	int all = 0, check = 0, json = 0, c, rc = NPL_EXIT_OK, i;
+	size_t k;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.check = 1;
+	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'a': all = 1; break;
+		case 'c': check = 1; break;
+		case 't': t.dir = optarg; break;
+		case 'T':
+			for (k = 0; k < NPL_ARRAY_SIZE(targets); k++)
+				if (!strcmp(targets[k].name, optarg))
+					break;
+			if (k == NPL_ARRAY_SIZE(targets)) {
+				rc = npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker, slurm)", optarg);
+				goto out;
+			}
+			tg = targets[k].target;
+			ro.target = tg ? &tg->plan : NULL;
+			break;
+		case 'b': to.bench = 1; break;
+		case 'j': json = 1; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
+			if (r <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (all && optind < argc) {
+		rc = npl_cli_usage_error("render", "--all renders every recipe: drop '%s'", argv[optind]);
+		goto out;
+	}
+	if (!all && optind >= argc) {
+		rc = npl_cli_usage_error("render", "which recipe? give an id, a model with a query, or --all");
+		goto out;
+	}
+	if (!all && optind + 1 < argc) {
+		rc = npl_cli_usage_error("render", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if (check && !dir) {
+		rc = npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
+		goto out;
+	}
+	if (all && npl_cli_has_query(&ro)) {
+		rc = npl_cli_usage_error("render", "--all takes no query options");
+		goto out;
+	}
+	if (dir && !*dir) {
+		/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
+		rc = npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+		goto out;
+	}
+	if (dir) {
+		/* "deploy/" and "deploy" name the same folder */
+		char *d = npl_arena_strdup(&cli->arena, dir);
+		size_t n = strlen(d);
+
+		while (n > 1 && d[n - 1] == '/')
+			d[--n] = '\0';
+		dir = d;
+	}
+	if (to.bench && !(tg && tg->bench)) {
+		rc = npl_cli_usage_error("render", "--bench is for a job that runs the deployment: give --target slurm");
+		goto out;
+	}
+	to.all = all;
+	to.strict = ro.strict;
+	/* the plan; the commit, --check and the bundle's checks below */
+	rc = plan_set(cli, &ro, tg, &to, &t, &set, dir, all ? NULL : argv[optind], check);
+	npl_cli_flush(cli);
+	npl_diag_flush_groups(&cli->diag, stderr);
+	if (rc)
+		goto out;
+	if (dir)
+		npl_out_own_dir(&set, dir);
+	if (check) {
+		char *lines = NULL;
+		size_t nlines = 0;
+		FILE *mem = json ? open_memstream(&lines, &nlines) : stdout;
+		int diffs;
+
+		if (!mem)
+			npl_oom();
+		diffs = npl_out_check(&set, mem);
+		if (json) {
+			fclose(mem);
+			print_json(cli, &set, dir, tg, 1, lines);
+			free(lines);
+		}
+		if (diffs) {
+			fprintf(stderr, "npulaunch: %d file%s in %s differ%s from what render writes\n", diffs,
+				diffs == 1 ? "" : "s", dir, diffs == 1 ? "s" : "");
+			rc = NPL_EXIT_FAIL;
+		}
+	} else if (dir) {
+		set.force = ro.force;
+		set.waiting = waiting;
+		if (npl_out_commit(&set, &cli->diag))
+			rc = NPL_EXIT_FAIL;
+		npl_cli_flush(cli);
+		if (json && !rc)
+			print_json(cli, &set, dir, tg, 0, NULL);
+	} else if (json) {
+		print_json(cli, &set, NULL, tg, 0, NULL);
+	} else {
+		for (i = 0; i < set.n; i++) {
+			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);
+			fwrite(set.v[i].text, 1, set.v[i].len, stdout);
+		}
+	}
+out:
+	npl_out_release(&set);
+	npl_templates_release(&t);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

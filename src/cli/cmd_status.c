@@ -1,0 +1,189 @@
+/* cmd_status.c: `npulaunch status`: a row per endpoint of a deployment, up or down. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/health.h"
+#include "npulaunch/text.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch status [BUNDLE | ID|QUERY [site values]] [--timeout S] [--json]\n"
+	     "\n"
+	     "Probe every endpoint of a deployment (each prefill, decode or PD-mixed server instance,\n"
+	     "and the router): a row per endpoint with role, instance, URL, up or down, the latency\n"
+	     "of /health and the model it serves (/get_model_info, /model_info or /v1/models).\n"
+	     "Without an argument, the bundle in the current folder (manifest.json). Exit 1 when any\n"
+	     "endpoint is down, 2 when the deployment has none.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --timeout S  bound of each request, 0.001 to 3600, decimal like 1.5 (default 2)\n"
+	     "  --json       [{role, instance, url, up, code, latency_ms, model, error}]\n"
+	     "  query        MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
+	     "               --cards N --mode M --hardware H [--nearest] instead of an id\n"
+	     "  site values  --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
+	     "               --prefill-ip IP...  --decode-ip IP...  --site FILE (see render --help)\n"
+	     "  -h, --help   this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  cd deploy && npulaunch status\n"
+	     "  npulaunch status deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms --prefill-ip 10.0.0.11 --decode-ip 10.0.0.12");
+}
+
+/* The bound of each request: a millisecond at least, an hour at most. */
+static const struct npl_number_spec request_seconds = {"a number of seconds", 0.001, 3600, 0};
+
+int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option own[] = {
+		{"timeout", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_endpoint *eps;
+	struct npl_probe_result *res = NULL;
+	const char **shown = NULL;
+	cJSON *plan = NULL;
+	double timeout = 2;
+	int json = 0, c, rc = NPL_EXIT_OK, n = 0, i, down = 0;
+	size_t wu = 3, wr = 4;
+
+	memset(&ro, 0, sizeof(ro));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if ((rc = npl_cli_number("status", "--timeout", optarg, &request_seconds, &timeout)))
+				goto out;
+			break;
+		case 'j': json = 1; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (c >= NPL_OPT_SET || npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = c >= NPL_OPT_SET ? npl_cli_usage_error("status", "option '%s' does not apply to status", argv[optind - 1])
+						      : NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("status", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	if ((rc = npl_cli_site(cli, &ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
+		goto out;
+	n = npl_cli_endpoints(cli, plan, 1, &eps);
+	/* all of nothing is up, but a gate like `status && ...` must not pass on it */
+	if (!n) {
+		fprintf(stderr, "npulaunch: status: the deployment has no server or router endpoint to probe\n");
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (!eps[i].url) {
+			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n",
+				npl_escape_in(&cli->arena, eps[i].role), eps[i].missing);
+			rc = NPL_EXIT_USAGE;
+		}
+	if (rc)
+		goto out;
+	char herr[256];
+
+	if (npl_health_init(herr, sizeof(herr))) {
+		fprintf(stderr, "npulaunch: status: %s\n", herr);
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	res = calloc((size_t)n + 1, sizeof(*res));
+	shown = npl_arena_calloc(&cli->arena, (size_t)n + 1, sizeof(*shown));
+	if (!res)
+		npl_oom();
+	for (i = 0; i < n; i++) {
+		char buf[1024];
+
+		/* a URL's credentials are never printed */
+		shown[i] = npl_arena_strdup(&cli->arena, npl_url_redacted(eps[i].url, buf, sizeof(buf)));
+		npl_probe_once(eps[i].url, NPL_PROBE_HEALTH, (long)(timeout * 1000), &res[i]);
+		if (res[i].up)
+			res[i].model = npl_served_model(eps[i].url, (long)(timeout * 1000));
+		down += !res[i].up;
+		if (strlen(npl_escape_in(&cli->arena, shown[i])) > wu)
+			wu = strlen(npl_escape_in(&cli->arena, shown[i]));
+		if (strlen(npl_escape_in(&cli->arena, eps[i].role)) > wr)
+			wr = strlen(npl_escape_in(&cli->arena, eps[i].role));
+	}
+	if (json) {
+		cJSON *a = cJSON_CreateArray();
+		char *s;
+
+		for (i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "role", eps[i].role);
+			if (eps[i].instance >= 0)
+				cJSON_AddNumberToObject(o, "instance", eps[i].instance);
+			else
+				cJSON_AddNullToObject(o, "instance");
+			cJSON_AddStringToObject(o, "url", shown[i]);
+			cJSON_AddBoolToObject(o, "up", res[i].up);
+			cJSON_AddNumberToObject(o, "code", (double)res[i].code);
+			if (res[i].code)
+				cJSON_AddNumberToObject(o, "latency_ms", res[i].latency_ms);
+			else
+				cJSON_AddNullToObject(o, "latency_ms");
+			if (res[i].model)
+				cJSON_AddStringToObject(o, "model", res[i].model);
+			else
+				cJSON_AddNullToObject(o, "model");
+			if (res[i].up)
+				cJSON_AddNullToObject(o, "error");
+			else
+				cJSON_AddStringToObject(o, "error", res[i].error);
+			cJSON_AddItemToArray(a, o);
+		}
+		s = cJSON_Print(a);
+		puts(s);
+		cJSON_free(s);
+		cJSON_Delete(a);
+	} else {
+		const char *green = cli->color ? "\033[32m" : "", *red = cli->color ? "\033[31m" : "",
+			   *off = cli->color ? "\033[0m" : "";
+
+		printf("%-*s  %-8s  %-*s  %-5s  %-9s  %s\n", (int)wr, "ROLE", "INSTANCE", (int)wu, "URL",
+		       "STATE", "LATENCY", "MODEL");
+		for (i = 0; i < n; i++) {
+			char inst[16], lat[32];
+
+			snprintf(inst, sizeof(inst), eps[i].instance >= 0 ? "%d" : "-", eps[i].instance);
+			if (res[i].code)
+				snprintf(lat, sizeof(lat), "%.1fms", res[i].latency_ms);
+			else
+				snprintf(lat, sizeof(lat), "-");
+			/* the manifest's and the server's text, escaped for the terminal */
+			printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr,
+			       npl_escape_in(&cli->arena, eps[i].role), inst, (int)wu,
+			       npl_escape_in(&cli->arena, shown[i]), res[i].up ? green : red,
+			       res[i].up ? "up" : "down", off, lat, res[i].up ? "" : "(",
+			       npl_escape_in(&cli->arena, res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error),
+			       res[i].up ? "" : ")");
+		}
+	}
+	if (down) {
+		fprintf(stderr, "npulaunch: status: %d of %d endpoint%s down\n", down, n, n == 1 ? "" : "s");
+		rc = NPL_EXIT_FAIL;
+	}
+out:
+	for (i = 0; res && i < n; i++)
+		npl_probe_release(&res[i]);
+	free(res);
+	cJSON_Delete(plan);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

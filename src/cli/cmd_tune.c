@@ -1,0 +1,289 @@
+/* cmd_tune.c: `npulaunch tune`: check, apply or revert the host tuning of a profile. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/resolve.h"
+#include "npulaunch/text.h"
+#include "npulaunch/tune.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch tune [--check | --apply | --dry-run | --revert] [ID|QUERY | --hardware H]\n"
+	     "                      [--root DIR] [--journal FILE] [--json]\n"
+	     "\n"
+	     "The host tuning a recipe's hardware profile asks for: the cpufreq governor of every\n"
+	     "online CPU and its sysctls (vm.swappiness, kernel.numa_balancing,\n"
+	     "kernel.sched_migration_cost_ns on Ascend A3), written directly, never through a shell.\n"
+	     "Without a recipe, the default hardware profile of the database.\n"
+	     "\n"
+	     "Options:\n"
+	     "  --check        (the default) exit 0 when the host matches; else list each difference\n"
+	     "                 (path, current, wanted) and exit 1; it only reads, so any user may\n"
+	     "                 run it (whether a file can be written is --apply's and --dry-run's)\n"
+	     "  --apply        journal the current values, then change what differs; a journal that\n"
+	     "                 exists keeps its values and gains the new files' (first value wins);\n"
+	     "                 nothing is changed when any file cannot be written or the journal\n"
+	     "                 is invalid\n"
+	     "  --dry-run      list what --apply would change, and what it would stop on (a file\n"
+	     "                 it cannot write: exit 1); nothing is changed\n"
+	     "  --revert       check the whole journal and every file it names, restore them byte\n"
+	     "                 for byte, then remove the journal (kept on any failure)\n"
+	     "  --hardware H   the profile of hardware H instead of a recipe's\n"
+	     "  --root DIR     treat DIR as / (default: $NPULAUNCH_ROOT, else /), for tests and images;\n"
+	     "                 only its tuning files are read or written, never through a link out\n"
+	     "  --journal FILE the journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
+	     "  --json         the state as JSON: {root, cpufreq, cpus, differences, items: [{name,\n"
+	     "                 path, current, wanted, ok}]}; --apply adds {mode, changed, journal},\n"
+	     "                 --revert prints {mode, restored, journal}\n"
+	     "  -h, --help     this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  npulaunch tune --check\n"
+	     "  sudo npulaunch tune --apply kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms\n"
+	     "  sudo npulaunch tune --revert");
+}
+
+static void print_json_string(const char *s)
+{
+	cJSON *j = cJSON_CreateString(s);
+	char *t = cJSON_PrintUnformatted(j);
+
+	fputs(t, stdout);
+	cJSON_free(t);
+	cJSON_Delete(j);
+}
+
+/* The tuning object of the first server role of a plan. */
+static cJSON *plan_tuning(const cJSON *plan)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+		const char *prog = npl_json_str(r, "program");
+
+		if (prog && !strcmp(prog, "server"))
+			return cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r, "tuning"), 1);
+	}
+	return NULL;
+}
+
+static void print_check(const struct npl_tune *t)
+{
+	int i, w = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (!npl_tune_item_ok(&t->v[i]) && (int)strlen(t->v[i].path) > w)
+			w = (int)strlen(t->v[i].path);
+	for (i = 0; i < t->n; i++) {
+		const struct npl_tune_item *it = &t->v[i];
+		int n = it->current ? (int)strcspn(it->current, "\n") : 0;
+
+		if (!npl_tune_item_ok(it)) {
+			/* the host's contents, as a terminal may show them */
+			struct npl_buf cur = NPL_BUF_INIT, path = NPL_BUF_INIT;
+
+			npl_escape(&cur, it->current ? it->current : "?", it->current ? (size_t)n : 1, 0);
+			npl_escape(&path, it->path, strlen(it->path), 0);
+			printf("%-*s  %s -> %s\n", w, npl_buf_str(&path), npl_buf_str(&cur), it->wanted);
+			npl_buf_release(&cur);
+			npl_buf_release(&path);
+		}
+	}
+}
+
+int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
+{
+	enum { CHECK, APPLY, REVERT, DRY };
+	static const struct option own[] = {
+		{"check", no_argument, NULL, 'c'},
+		{"apply", no_argument, NULL, 'a'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"revert", no_argument, NULL, 'R'},
+		{"root", required_argument, NULL, 'r'},
+		{"journal", required_argument, NULL, 'J'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	struct npl_cli_recipe_opts ro;
+	struct npl_tune t;
+	struct npl_db db;
+	const char *root = getenv("NPULAUNCH_ROOT"), *journal = NULL;
+	int root_from_env = 1;
+	cJSON *tuning = NULL;
+	int mode = CHECK, modes = 0, json = 0, c, rc = NPL_EXIT_OK, n;
+
+	memset(&ro, 0, sizeof(ro));
+	memset(&t, 0, sizeof(t));
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': mode = CHECK; modes++; break;
+		case 'a': mode = APPLY; modes++; break;
+		case 'n': mode = DRY; modes++; break;
+		case 'R': mode = REVERT; modes++; break;
+		case 'r': root = optarg; root_from_env = 0; break;
+		case 'J': journal = optarg; break;
+		case 'j': json = 1; break;
+		case 'h': help(); goto out;
+		case ':': rc = npl_cli_usage_error("tune", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (c < NPL_OPT_TPOT || c > NPL_OPT_HARDWARE) {
+				rc = npl_cli_usage_error("tune", "option '%s' does not apply to tune", argv[optind - 1]);
+				goto out;
+			}
+			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
+			}
+		}
+	}
+	if (modes > 1) {
+		rc = npl_cli_usage_error("tune", "give one of --check, --apply, --dry-run, --revert");
+		goto out;
+	}
+	if (optind + 1 < argc) {
+		rc = npl_cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
+	if (root && root_from_env && !*root)
+		root = NULL;
+	if (root && root[0] != '/') {
+		rc = npl_cli_usage_error("tune", "%s must be an absolute path, not '%s'",
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
+		goto out;
+	}
+	if (mode == REVERT) {
+		if (npl_tune_revert(root, journal, &n, &cli->diag)) {
+			npl_cli_flush(cli);
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		if (json) {
+			char *jp = npl_tune_journal_path(root, journal);
+
+			printf("{\n\t\"mode\": \"revert\",\n\t\"restored\": %d,\n\t\"journal\": ", n);
+			print_json_string(jp);
+			puts("\n}");
+			free(jp);
+		}
+		npl_cli_info(cli, "tune: restored %d file%s from the journal", n, n == 1 ? "" : "s");
+		goto out;
+	}
+	if ((rc = npl_cli_open_db(cli, &db)))
+		goto out;
+	if (optind < argc) {
+		cJSON *sel = NULL, *plan;
+		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
+
+		if (!R)
+			goto out;
+		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
+		if (!plan)
+			goto out;
+		tuning = plan_tuning(plan);
+		cJSON_Delete(plan);
+	} else {
+		const struct npl_layer *hw = ro.hardware ? npl_db_hardware(&db, ro.hardware)
+							 : npl_db_default_hardware(&db);
+
+		if (!hw) {
+			rc = npl_cli_usage_error("tune", "no hardware profile '%s'", ro.hardware ? ro.hardware : "(default)");
+			goto out;
+		}
+		tuning = npl_resolve_tuning(&db, hw, &cli->diag);
+	}
+	if (!tuning) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	/* --check and --dry-run only read: any user may run them; --apply opens each file to write */
+	if (npl_tune_collect_ex(&t, tuning, root, NULL, mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: tune: nothing was changed\n");
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	npl_cli_flush(cli);
+	if (mode == CHECK) {
+		n = npl_tune_differences(&t);
+		if (json) {
+			cJSON *j = npl_tune_json(&t);
+			char *s = cJSON_Print(j);
+
+			puts(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		} else if (n) {
+			print_check(&t);
+		}
+		if (n) {
+			fprintf(stderr, "npulaunch: tune: %d of %d settings differ\n", n, t.n);
+			rc = NPL_EXIT_FAIL;
+		} else if (!json) {
+			fprintf(stderr, "npulaunch: tune: the host matches (%d settings)\n", t.n);
+		}
+		goto out;
+	}
+	if (mode == DRY) {
+		/* what --apply would change, then what it would stop on */
+		n = npl_tune_differences(&t);
+		if (json) {
+			cJSON *j = npl_tune_json(&t);
+			char *s = cJSON_Print(j);
+
+			puts(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		} else {
+			print_check(&t);
+		}
+		if (npl_tune_writable(&t, &cli->diag)) {
+			npl_cli_flush(cli);
+			fprintf(stderr, "npulaunch: tune: --dry-run: --apply would stop on the above; nothing was changed\n");
+			rc = NPL_EXIT_FAIL;
+			goto out;
+		}
+		fprintf(stderr, "npulaunch: tune: --dry-run: --apply would change %d of %d settings; nothing was changed\n",
+			n, t.n);
+		goto out;
+	}
+	if (npl_tune_apply(&t, journal, &n, &cli->diag)) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: tune: every change was undone\n");
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	{
+		char *jp = npl_tune_journal_path(root, journal);
+
+		if (json) {
+			/* the state before, as --check has it, and what changed */
+			cJSON *j = npl_tune_json(&t);
+			char *s;
+
+			cJSON_AddStringToObject(j, "mode", "apply");
+			cJSON_AddNumberToObject(j, "changed", n);
+			cJSON_AddStringToObject(j, "journal", jp);
+			s = cJSON_Print(j);
+			puts(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		}
+		if (n)
+			npl_cli_info(cli, "tune: changed %d of %d settings (journal %s)", n, t.n, jp);
+		else
+			npl_cli_info(cli, "tune: the host already matches (%d settings)", t.n);
+		free(jp);
+	}
+out:
+	cJSON_Delete(tuning);
+	npl_tune_release(&t);
+	free(opts);
+	npl_cli_recipe_opts_release(&ro);
+	return rc;
+}

@@ -1,0 +1,245 @@
+/* yaml.c: libyaml events -> located document tree; see yaml.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "npulaunch/text.h"
+#include "npulaunch/yaml.h"
+
+#define MAX_DEPTH 64
+
+struct frame {
+	struct npl_ynode *node;
+	int cap;                  /* room in node->kids */
+	int nkids;                /* entries used in node->kids */
+};
+
+static struct npl_loc mark_loc(const char *file, yaml_mark_t m)
+{
+	struct npl_loc l = {file, (int)m.line + 1, (int)m.column + 1};
+
+	return l;
+}
+
+static void add_kid(struct npl_arena *a, struct frame *f, struct npl_ynode *kid)
+{
+	if (f->nkids == f->cap) {
+		int cap = f->cap ? f->cap * 2 : 8;
+
+		f->node->kids = npl_arena_grow(a, f->node->kids, (size_t)f->nkids, (size_t)cap,
+					       sizeof(*f->node->kids));
+		f->cap = cap;
+	}
+	f->node->kids[f->nkids++] = kid;
+}
+
+static int keycmp(const void *x, const void *y)
+{
+	const struct npl_ynode *a = *(struct npl_ynode *const *)x, *b = *(struct npl_ynode *const *)y;
+	int c = strcmp(a->str, b->str);
+
+	if (c)
+		return c;
+	return a->loc.line != b->loc.line ? a->loc.line - b->loc.line : a->loc.col - b->loc.col;
+}
+
+/* Duplicate keys are an error: sort a copy of the keys and compare neighbours. */
+static int check_keys(struct npl_ynode *map, struct npl_diag *d)
+{
+	struct npl_ynode **keys;
+	int i, first, rc = 0;
+
+	if (map->n < 2)
+		return 0;
+	keys = malloc((size_t)map->n * sizeof(*keys));
+	if (!keys)
+		npl_oom();
+	for (i = 0; i < map->n; i++)
+		keys[i] = map->kids[2 * i];
+	qsort(keys, (size_t)map->n, sizeof(*keys), keycmp);
+	for (i = 1, first = 0; i < map->n; i++) {
+		if (strcmp(keys[i]->str, keys[first]->str) != 0) {
+			first = i;
+			continue;
+		}
+		rc = npl_error(d, &keys[i]->loc, "duplicate key '%s' (first at line %d)", keys[i]->str,
+			       keys[first]->loc.line);
+	}
+	free(keys);
+	return rc;
+}
+
+static int parse_error(yaml_parser_t *p, const char *file, const char *text, size_t len,
+		       struct npl_diag *d)
+{
+	struct npl_loc l = mark_loc(file, p->problem_mark);
+
+	if (p->error == YAML_READER_ERROR) {
+		/* reader errors (bad encoding) only know their byte offset */
+		size_t i, off = p->problem_offset < len ? p->problem_offset : len;
+
+		l.line = l.col = 1;
+		for (i = 0; i < off; i++) {
+			if (text[i] == '\n') {
+				l.line++;
+				l.col = 1;
+			} else if (((unsigned char)text[i] & 0xC0) != 0x80) {
+				l.col++;
+			}
+		}
+	}
+
+	if (p->error == YAML_MEMORY_ERROR)
+		npl_oom();
+	if (p->context)
+		return npl_error(d, &l, "invalid YAML: %s %s", p->problem ? p->problem : "syntax error",
+				 p->context);
+	return npl_error(d, &l, "invalid YAML: %s", p->problem ? p->problem : "syntax error");
+}
+
+int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_t len,
+		  struct npl_ynode ***docs, int *ndocs, struct npl_diag *d)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	struct frame stack[MAX_DEPTH + 1];
+	int depth = 0, rc = 0, done = 0, docap = 0;
+
+	*docs = NULL;
+	*ndocs = 0;
+	if (!yaml_parser_initialize(&p))
+		npl_oom();
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	while (!done && rc == 0) {
+		struct npl_ynode *node = NULL;
+		const char *anchor = NULL, *tag = NULL;
+
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = parse_error(&p, file, text, len, d);
+			break;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		case YAML_ALIAS_EVENT:
+			rc = npl_error(d, &(struct npl_loc){file, (int)ev.start_mark.line + 1,
+					    (int)ev.start_mark.column + 1},
+				       "YAML aliases are not supported: write the value out");
+			break;
+		case YAML_SCALAR_EVENT:
+			anchor = (const char *)ev.data.scalar.anchor;
+			/* any tag written in the text, even the bare '!', is refused */
+			tag = (const char *)ev.data.scalar.tag;
+			node = npl_arena_alloc(a, sizeof(*node));
+			node->kind = NPL_YSCALAR;
+			node->loc = mark_loc(file, ev.start_mark);
+			if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
+				rc = npl_error(d, &node->loc, "NUL character in a value");
+				break;
+			}
+			node->str = npl_arena_strndup(a, (const char *)ev.data.scalar.value,
+						      ev.data.scalar.length);
+			node->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (ev.type == YAML_SEQUENCE_START_EVENT) {
+				anchor = (const char *)ev.data.sequence_start.anchor;
+				tag = (const char *)ev.data.sequence_start.tag;
+			} else {
+				anchor = (const char *)ev.data.mapping_start.anchor;
+				tag = (const char *)ev.data.mapping_start.tag;
+			}
+			node = npl_arena_alloc(a, sizeof(*node));
+			node->kind = ev.type == YAML_SEQUENCE_START_EVENT ? NPL_YSEQ : NPL_YMAP;
+			node->loc = mark_loc(file, ev.start_mark);
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT: {
+			struct frame *f = &stack[--depth];
+
+			f->node->n = f->node->kind == NPL_YMAP ? f->nkids / 2 : f->nkids;
+			if (f->node->kind == NPL_YMAP)
+				rc = check_keys(f->node, d);
+			break;
+		}
+		case YAML_DOCUMENT_END_EVENT:
+			depth = 0;
+			break;
+		default:
+			break;
+		}
+		if (rc == 0 && node && anchor)
+			rc = npl_error(d, &node->loc, "YAML anchors are not supported");
+		if (rc == 0 && node && tag)
+			rc = npl_error(d, &node->loc, "YAML tags are not supported ('%s')", tag);
+		if (rc == 0 && node) {
+			if (depth == 0) {
+				/* a document's root */
+				if (*ndocs == docap) {
+					docap = docap ? docap * 2 : 4;
+					*docs = npl_arena_grow(a, *docs, (size_t)*ndocs, (size_t)docap,
+							       sizeof(**docs));
+				}
+				(*docs)[(*ndocs)++] = node;
+			} else {
+				struct frame *f = &stack[depth - 1];
+
+				if (f->node->kind == NPL_YMAP && f->nkids % 2 == 0 &&
+				    node->kind != NPL_YSCALAR)
+					rc = npl_error(d, &node->loc, "a mapping key must be a plain word, not %s",
+						       npl_ykind_name(node));
+				else
+					add_kid(a, f, node);
+			}
+			if (rc == 0 && node->kind != NPL_YSCALAR) {
+				if (depth == MAX_DEPTH)
+					rc = npl_error(d, &node->loc, "nesting deeper than %d levels", MAX_DEPTH);
+				else
+					stack[depth++] = (struct frame){node, 0, 0};
+			}
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	if (rc) {
+		*docs = NULL;
+		*ndocs = 0;
+	}
+	return rc;
+}
+
+int npl_ynull(const struct npl_ynode *n)
+{
+	return n->kind == NPL_YSCALAR && n->plain &&
+	       (!*n->str || !strcmp(n->str, "~") || !strcmp(n->str, "null") ||
+		!strcmp(n->str, "Null") || !strcmp(n->str, "NULL"));
+}
+
+int npl_ybool(const struct npl_ynode *n, int *v)
+{
+	if (n->kind != NPL_YSCALAR || !n->plain)
+		return 0;
+	if (!strcmp(n->str, "true")) {
+		*v = 1;
+		return 1;
+	}
+	if (!strcmp(n->str, "false")) {
+		*v = 0;
+		return 1;
+	}
+	return 0;
+}
+
+const char *npl_ykind_name(const struct npl_ynode *n)
+{
+	switch (n->kind) {
+	case NPL_YSEQ:
+		return "a list";
+	case NPL_YMAP:
+		return "a mapping";
+	default:
+		return "a single value";
+	}
+}

@@ -1,0 +1,941 @@
+/* output_commit.c: npl_out_commit(): staging, the locks, the swap, signals; see output.h. */
+#define _GNU_SOURCE /* flock, syscall, O_NOFOLLOW, O_DIRECTORY */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "npulaunch/fsio.h"
+#include "npulaunch/output.h"
+#include "output_internal.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* ---- temporaries, and signals ------------------------------------------------------ */
+
+/*
+ * The paths a signal handler removes: folders made, staging folders and the files in them, in
+ * the order they were made. A path is entered before it is created (removing one that is not
+ * there yet is harmless), and the table only grows until the swap, which runs with the signals
+ * blocked and empties it.
+ */
+static char *volatile *tmpv;
+static volatile sig_atomic_t ntmp;
+static int captmp;
+static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+static void on_signal(int sig)
+{
+	sig_atomic_t i = ntmp;
+
+	while (i-- > 0)
+		if (unlink(tmpv[i]) != 0)
+			rmdir(tmpv[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tmp_add(char *path)
+{
+	if (ntmp >= captmp)
+		npl_oom(); /* the table is sized before the first entry */
+	tmpv[ntmp] = path;
+	atomic_signal_fence(memory_order_seq_cst);
+	ntmp++;
+}
+
+/* Take back the entry tmp_add() made last (a path that turned out not to be this run's). */
+static void tmp_drop_last(void)
+{
+	ntmp--;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void signals_block(sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* ---- the commit ---------------------------------------------------------------------- */
+
+struct unit {
+	char *dir;	      /* the folder, as the files' paths name it */
+	const char *manifest; /* a bundle's manifest name; NULL: loose files, none recorded */
+	int *files, nfiles;   /* indices into the set */
+	int exists;	      /* dir is a folder already */
+	struct stat st;	      /* dir's, when it exists */
+	int exchange;	      /* the staging folder becomes dir whole; else file by file */
+	cJSON *record;	      /* what the earlier bundle recorded, when trusted */
+	char **gone;	      /* its files that the new bundle lacks: removed */
+	int ngone, capgone;
+	char *stage;	    /* the staging folder */
+	char *aside;	    /* file by file: stage/.old, the files replaced or removed */
+	unsigned char *had; /* file by file: a file was there (now aside) */
+	int landed, moved;  /* how far the swap got: for the way back */
+};
+
+struct lock {
+	char *path;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct commit {
+	const struct npl_outset *s;
+	struct npl_diag *d;
+	struct unit *u;
+	int nu, capu;
+	struct lock *locks;
+	int nlocks, caplocks;
+	int waited;
+	unsigned seq;
+	struct sigaction old[sizeof(sigs) / sizeof(*sigs)];
+	int installed[sizeof(sigs) / sizeof(*sigs)];
+	mode_t umask;
+};
+
+static int find_file(const struct commit *c, const struct unit *u, const char *name)
+{
+	int i;
+
+	for (i = 0; i < u->nfiles; i++)
+		if (!strcmp(npl_out_base_of(c->s->v[u->files[i]].path), name))
+			return u->files[i];
+	return -1;
+}
+
+static int is_gone(const struct unit *u, const char *name)
+{
+	int i;
+
+	for (i = 0; i < u->ngone; i++)
+		if (!strcmp(u->gone[i], name))
+			return 1;
+	return 0;
+}
+
+/* The files by folder; a folder with a manifest is a bundle. */
+static void group(struct commit *c)
+{
+	const struct npl_outset *s = c->s;
+	int i, j;
+
+	for (i = 0; i < s->n; i++) {
+		char *dir = npl_out_dir_of(s->v[i].path);
+		struct unit *u = NULL;
+
+		for (j = 0; j < c->nu && !u; j++)
+			if (!strcmp(c->u[j].dir, dir))
+				u = &c->u[j];
+		if (u) {
+			free(dir);
+		} else {
+			c->u = npl_out_grow(c->u, &c->capu, c->nu, sizeof(*c->u));
+			u = &c->u[c->nu++];
+			memset(u, 0, sizeof(*u));
+			u->dir = dir;
+			u->files = malloc((size_t)s->n * sizeof(*u->files));
+			if (!u->files)
+				npl_oom();
+		}
+		u->files[u->nfiles++] = i;
+	}
+	for (i = 0; i < s->nbundles; i++)
+		for (j = 0; j < c->nu; j++)
+			if (!strcmp(c->u[j].dir, *s->bundles[i].dir ? s->bundles[i].dir : "."))
+				c->u[j].manifest = s->bundles[i].manifest;
+}
+
+/* Remove a temporary of ours, a folder with all in it; never follows a symlink. */
+static void rm_tree_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0) {
+		unlinkat(dfd, name, 0);
+		return;
+	}
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dp)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rm_tree_at(fd, de->d_name);
+	closedir(dp);
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+static void rm_tree(const char *path)
+{
+	rm_tree_at(AT_FDCWD, path);
+}
+
+/* A temporary an older npulaunch left next to a file it wrote: .NAME.XXXXXX or .NAME.old.XXXXXX,
+ * NAME a file of the bundle (new or recorded). */
+static int old_temporary(const struct commit *c, const struct unit *u, const char *e)
+{
+	size_t n = strlen(e), i, core;
+	char name[256];
+
+	if (e[0] != '.' || n < 9 || n > sizeof(name) || e[n - 7] != '.')
+		return 0;
+	for (i = n - 6; i < n; i++)
+		if (!((e[i] >= '0' && e[i] <= '9') || (e[i] >= 'a' && e[i] <= 'z') ||
+		      (e[i] >= 'A' && e[i] <= 'Z')))
+			return 0;
+	core = n - 8;
+	memcpy(name, e + 1, core);
+	name[core] = '\0';
+	if (core > 4 && !strcmp(name + core - 4, ".old"))
+		name[core - 4] = '\0';
+	return find_file(c, u, name) >= 0 || cJSON_GetObjectItemCaseSensitive(u->record, name);
+}
+
+/* ---- locks ------------------------------------------------------------------------- */
+
+static int lock_cmp(const void *a, const void *b)
+{
+	const struct lock *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The folders to lock: each bundle's and its parent (where it is staged), each loose file's. */
+static int lock_wanted(const struct commit *c, struct lock **out)
+{
+	struct lock *v = NULL;
+	int n = 0, cap = 0, i, j, k;
+
+	for (i = 0; i < c->nu; i++)
+		for (k = 0; k < 2; k++) {
+			char *p = k ? npl_out_dir_of(c->u[i].dir) : npl_out_strdup(c->u[i].dir);
+			struct stat st;
+
+			if ((k && !c->u[i].manifest) || stat(p, &st) || !S_ISDIR(st.st_mode)) {
+				free(p);
+				continue;
+			}
+			for (j = 0; j < n; j++)
+				if (v[j].dev == st.st_dev && v[j].ino == st.st_ino)
+					break;
+			if (j < n) {
+				free(p);
+				continue;
+			}
+			v = npl_out_grow(v, &cap, n, sizeof(*v));
+			v[n++] = (struct lock){p, -1, st.st_dev, st.st_ino};
+		}
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), lock_cmp);
+	*out = v;
+	return n;
+}
+
+static void unlock_all(struct commit *c)
+{
+	int i;
+
+	for (i = 0; i < c->nlocks; i++) {
+		if (c->locks[i].fd >= 0)
+			close(c->locks[i].fd);
+		free(c->locks[i].path);
+	}
+	c->nlocks = 0;
+}
+
+/* Lock every folder in one order (device, inode), so that two commits cannot wait for each
+ * other; again until the folders are still those locked (another commit may have exchanged
+ * one, or made one, while this one waited). A file system without flock goes unlocked. */
+static void lock_all(struct commit *c)
+{
+	for (;;) {
+		struct lock *want;
+		int n = lock_wanted(c, &want), i, same = n == c->nlocks;
+
+		for (i = 0; same && i < n; i++)
+			same = want[i].dev == c->locks[i].dev && want[i].ino == c->locks[i].ino;
+		if (same) {
+			for (i = 0; i < n; i++)
+				free(want[i].path);
+			free(want);
+			return;
+		}
+		unlock_all(c);
+		free(c->locks);
+		c->locks = want;
+		c->nlocks = c->caplocks = n;
+		for (i = 0; i < n; i++) {
+			struct lock *l = &c->locks[i];
+			struct stat st;
+
+			l->fd = open(l->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (l->fd < 0 || fstat(l->fd, &st))
+				continue;
+			l->dev = st.st_dev;
+			l->ino = st.st_ino;
+			if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+				continue;
+			if (!c->waited++ && c->s->waiting)
+				c->s->waiting(l->path);
+			while (flock(l->fd, LOCK_EX) && errno == EINTR)
+				;
+		}
+	}
+}
+
+/* Remove the staging folders a killed run left in the locked folders. */
+static void clean_locked(const struct commit *c)
+{
+	int i;
+
+	for (i = 0; i < c->nlocks; i++) {
+		DIR *dp = c->locks[i].fd >= 0 ? opendir(c->locks[i].path) : NULL;
+		struct dirent *de;
+
+		if (!dp)
+			continue;
+		while ((de = readdir(dp)))
+			if (!strncmp(de->d_name, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)))
+				rm_tree_at(dirfd(dp), de->d_name);
+		closedir(dp);
+	}
+}
+
+/* ---- what is there ------------------------------------------------------------------ */
+
+/* A file of the new bundle where one is already: fine when it holds the new bytes already or
+ * its recorded ones; else refused unless forced. Sets *foreign for what cannot be exchanged. */
+static int survey_target(struct commit *c, struct unit *u, int fi, int state, const cJSON *names,
+			 int *foreign)
+{
+	const struct npl_outfile *f = &c->s->v[fi];
+	const char *name = npl_out_base_of(f->path), *why;
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int ok;
+
+	if (lstat(f->path, &st))
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		*foreign = 1; /* the swap says what is wrong, file by file */
+		return 0;
+	}
+	if (!u->manifest || c->s->force)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		text = npl_out_read_regular(f->path, &len);
+	ok = text && len == f->len && !memcmp(text, f->text, len);
+	if (!ok && state == NPL_REC_TRUSTED)
+		ok = !strcmp(name, u->manifest) || npl_out_recorded(u->record, name, text, len);
+	free(text);
+	if (ok)
+		return 0;
+	if (cJSON_GetObjectItemCaseSensitive(names, name))
+		why = "changed since npulaunch rendered it";
+	else if (state == NPL_REC_OLD)
+		why = "not in the record of this folder's manifest (an older npulaunch kept none)";
+	else
+		why = "not written by npulaunch";
+	return npl_error(c->d, &(struct npl_loc){f->path, 0, 0},
+			 "%s: render with --force to overwrite it", why);
+}
+
+/* A file of the earlier bundle that the new one lacks: removed when it is what was recorded;
+ * else kept (never deleted: someone changed it, or it is not ours). */
+static void survey_gone(struct commit *c, struct unit *u, const char *name, int *foreign)
+{
+	char *path = npl_out_join(u->dir, name), *text = NULL;
+	struct stat st;
+	size_t len = 0;
+	int regular = !lstat(path, &st) && S_ISREG(st.st_mode);
+
+	if (regular)
+		text = npl_out_read_regular(path, &len);
+	if (text && npl_out_recorded(u->record, name, text, len)) {
+		u->gone = npl_out_grow(u->gone, &u->capgone, u->ngone, sizeof(*u->gone));
+		u->gone[u->ngone++] = npl_out_strdup(name);
+	} else {
+		*foreign = 1;
+		if (regular)
+			npl_warn(c->d, &(struct npl_loc){path, 0, 0},
+				 "kept: changed since npulaunch rendered it, and the new bundle "
+				 "has no such file");
+	}
+	free(text);
+	free(path);
+}
+
+/* The mount a path is on (statx's id, else name_to_handle_at's); -1 when neither says. A bind
+ * mount has its parent's st_dev, but it cannot be renamed. */
+static long long mount_of(const char *path)
+{
+	struct file_handle fh = {0};
+	int id;
+#ifdef STATX_MNT_ID
+	struct statx sx;
+
+	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return (long long)sx.stx_mnt_id;
+#endif
+	/* no room for the handle: EOVERFLOW, with the mount id */
+	if (!name_to_handle_at(AT_FDCWD, path, &fh, &id, 0) || errno == EOVERFLOW)
+		return id;
+	return -1;
+}
+
+/* Whether a folder that holds nothing but the bundle can be exchanged whole with a sibling. */
+static int can_exchange(const struct unit *u)
+{
+	const char *base = npl_out_base_of(u->dir);
+	struct stat lst, pst, cwd;
+	char *parent;
+	int ok;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || lstat(u->dir, &lst) ||
+	    !S_ISDIR(lst.st_mode))
+		return 0; /* the current folder, a parent, "/", or a symlink: kept as they are */
+	if (!stat(".", &cwd) && cwd.st_dev == u->st.st_dev && cwd.st_ino == u->st.st_ino)
+		return 0; /* the current folder by another name: a shell there would be lost */
+	parent = npl_out_dir_of(u->dir);
+	ok = !stat(parent, &pst) && pst.st_dev == u->st.st_dev && pst.st_ino != u->st.st_ino &&
+	     mount_of(parent) == mount_of(u->dir);
+	free(parent);
+	return ok; /* not a mount point, not the root */
+}
+
+/* Under the locks: what is in the folder, what the earlier bundle recorded, what is refused,
+ * and how the new files go in. */
+static int survey(struct commit *c, struct unit *u)
+{
+	cJSON *names = NULL;
+	char **olds = NULL;
+	int foreign = 0, rc = 0, state = NPL_REC_NONE, i, nolds = 0, capolds = 0;
+	struct dirent *de;
+	DIR *dp;
+
+	if (stat(u->dir, &u->st)) {
+		if (errno != ENOENT)
+			return npl_error(c->d, NULL, "cannot read '%s': %s", u->dir,
+					 strerror(errno));
+		u->exchange = 1; /* a bundle whose folder is not there yet: renamed into place */
+		return 0;
+	}
+	if (!S_ISDIR(u->st.st_mode))
+		return npl_error(c->d, NULL, "'%s' exists and is not a directory", u->dir);
+	u->exists = 1;
+	if (u->manifest) {
+		char *m = npl_out_join(u->dir, u->manifest);
+
+		state = npl_out_read_record(m, u->manifest, &names);
+		free(m);
+		if (state == NPL_REC_TRUSTED)
+			u->record = names;
+	}
+	dp = opendir(u->dir);
+	if (!dp) {
+		cJSON_Delete(names);
+		u->record = NULL;
+		return npl_error(c->d, NULL, "cannot read '%s': %s", u->dir, strerror(errno));
+	}
+	while ((de = readdir(dp))) {
+		const char *e = de->d_name;
+
+		if (!strcmp(e, ".") || !strcmp(e, ".."))
+			continue;
+		if (!strncmp(e, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)) ||
+		    old_temporary(c, u, e)) {
+			rm_tree_at(dirfd(dp), e);
+		} else if (find_file(c, u, e) >= 0) {
+			; /* below, in the set's order */
+		} else if (u->record && cJSON_GetObjectItemCaseSensitive(u->record, e)) {
+			olds = npl_out_grow(olds, &capolds, nolds, sizeof(*olds));
+			olds[nolds++] = npl_out_strdup(e);
+		} else {
+			foreign = 1;
+		}
+	}
+	closedir(dp);
+	for (i = 0; i < u->nfiles; i++)
+		rc |= survey_target(c, u, u->files[i], state, names, &foreign);
+	if (nolds)
+		qsort(olds, (size_t)nolds, sizeof(*olds), npl_out_namecmp);
+	for (i = 0; i < nolds; i++) {
+		survey_gone(c, u, olds[i], &foreign);
+		free(olds[i]);
+	}
+	free(olds);
+	if (names != u->record)
+		cJSON_Delete(names);
+	u->exchange = u->manifest && !foreign && can_exchange(u);
+	return rc;
+}
+
+/* ---- staging ---------------------------------------------------------------------------- */
+
+/* Create dir and its missing parents, each entered as a temporary (removed on failure). */
+static int make_dirs(struct commit *c, const char *dir, char ***made, int *nmade)
+{
+	char *p, *s;
+	int rc = 0;
+
+	/* the usual case, one stat: it is there (render --all asks once per recipe) */
+	if (npl_is_dir(dir))
+		return 0;
+	p = npl_out_strdup(dir);
+
+	for (s = p + 1;; s++) {
+		char ch;
+
+		if (*s != '/' && *s != '\0')
+			continue;
+		ch = *s;
+		*s = '\0';
+		if (!npl_is_dir(p)) {
+			char *q = npl_out_strdup(p);
+
+			tmp_add(q);
+			if (mkdir(p, 0755) != 0) {
+				int e = errno;
+
+				if (e == EEXIST && npl_is_dir(p)) {
+					/* another render made it meanwhile: not this run's to remove */
+					tmp_drop_last();
+					free(q);
+					*s = ch;
+					if (!ch)
+						break;
+					continue;
+				}
+				if (e == EEXIST)
+					rc = npl_error(c->d, NULL,
+						       "'%s' exists and is not a directory", p);
+				else
+					rc = npl_error(c->d, NULL,
+						       "cannot create directory '%s': %s", p,
+						       strerror(e));
+				break;
+			}
+			*made = realloc(*made, (size_t)(*nmade + 1) * sizeof(**made));
+			if (!*made)
+				npl_oom();
+			(*made)[(*nmade)++] = q;
+		}
+		*s = ch;
+		if (!ch)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A new staging folder in where: .npulaunch-tmp-PID-N. */
+static int make_stage(struct commit *c, struct unit *u, const char *where)
+{
+	char name[64];
+
+	for (;;) {
+		snprintf(name, sizeof(name), NPL_OUT_TMP_PREFIX "%ld-%u", (long)getpid(), c->seq++);
+		u->stage = npl_out_join(where, name);
+		tmp_add(u->stage);
+		if (mkdir(u->stage, 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+		ntmp--; /* taken: that one is not ours */
+		free(u->stage);
+		u->stage = NULL;
+	}
+}
+
+/* Write the unit's files into its staging folder: beside the bundle's folder when it is to be
+ * exchanged (or renamed) whole, in the folder itself when it goes in file by file. */
+static int stage(struct commit *c, struct unit *u)
+{
+	const struct npl_outset *s = c->s;
+	char *parent = npl_out_dir_of(u->dir);
+	int i, rc = make_stage(c, u, u->exchange ? parent : u->dir);
+
+	if (rc && u->exchange && u->exists &&
+	    (errno == EACCES || errno == EPERM || errno == EROFS)) {
+		u->exchange = 0; /* the parent is not ours to write: in the folder itself */
+		rc = make_stage(c, u, u->dir);
+	}
+	free(parent);
+	if (rc)
+		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
+				 s->v[u->files[0]].path, strerror(errno));
+	if (u->exchange) {
+		/* the folder keeps its mode and owner when it is exchanged */
+		chmod(u->stage, u->exists ? u->st.st_mode & 07777 : 0755 & ~c->umask);
+		/* root rendering into someone's folder leaves it theirs */
+		if (u->exists && geteuid() == 0 && chown(u->stage, u->st.st_uid, u->st.st_gid))
+			npl_warn(c->d, NULL, "'%s' is now owned by root: %s", u->dir,
+				 strerror(errno));
+	}
+	for (i = 0; i < u->nfiles; i++) {
+		const struct npl_outfile *f = &s->v[u->files[i]];
+		char *p = npl_out_join(u->stage, npl_out_base_of(f->path));
+		int fd;
+
+		tmp_add(p);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
+					 f->path, strerror(errno));
+		if (write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
+			rc = npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
+				       strerror(errno));
+			close(fd);
+			return rc;
+		}
+		if (close(fd))
+			return npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
+					 strerror(errno));
+	}
+	return 0;
+}
+
+/* ---- the swap (signals blocked) ---------------------------------------------------------- */
+
+static int exchange(const char *a, const char *b)
+{
+#ifdef SYS_renameat2
+	return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+	(void)a;
+	(void)b;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* File by file: each earlier file kept aside (a hard link, or moved) until the commit is whole. */
+static int land_files(struct commit *c, struct unit *u)
+{
+	int k;
+
+	u->aside = npl_out_join(u->stage, ".old");
+	if (mkdir(u->aside, 0700))
+		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
+				 c->s->v[u->files[0]].path, strerror(errno));
+	u->had = calloc((size_t)u->nfiles, 1);
+	if (!u->had)
+		npl_oom();
+	for (k = 0; k < u->nfiles; k++) {
+		const char *target = c->s->v[u->files[k]].path, *name = npl_out_base_of(target);
+		char *staged = npl_out_join(u->stage, name), *kept = npl_out_join(u->aside, name);
+		struct stat st;
+		int rc = 0, linked = 0;
+
+		if (!lstat(target, &st)) {
+			if (S_ISDIR(st.st_mode)) {
+				errno = EISDIR;
+				rc = npl_error(c->d, NULL, "cannot rename into '%s': %s", target,
+					       strerror(errno));
+			} else if (!(linked = !link(target, kept)) && rename(target, kept)) {
+				rc = npl_error(c->d, NULL, "cannot keep the old '%s' aside: %s",
+					       target, strerror(errno));
+			} else {
+				u->had[k] = 1;
+			}
+		}
+		if (!rc && rename(staged, target)) {
+			rc = npl_error(c->d, NULL, "cannot rename into '%s': %s", target,
+				       strerror(errno));
+			if (u->had[k] && (linked ? unlink(kept) : rename(kept, target)) == 0)
+				u->had[k] = 0;
+		}
+		free(staged);
+		free(kept);
+		if (rc)
+			return rc;
+		u->landed++;
+	}
+	for (k = 0; k < u->ngone; k++, u->moved++) {
+		char *from = npl_out_join(u->dir, u->gone[k]),
+		     *to = npl_out_join(u->aside, u->gone[k]);
+		int rc = rename(from, to) ? npl_error(c->d, NULL, "cannot remove '%s': %s", from,
+						      strerror(errno))
+					  : 0;
+
+		free(from);
+		free(to);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int land(struct commit *c, struct unit *u)
+{
+	if (u->exchange && !u->exists) {
+		if (rename(u->stage, u->dir))
+			return npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir,
+					 strerror(errno));
+		u->landed = 1;
+		return 0;
+	}
+	if (u->exchange) {
+		if (!exchange(u->stage, u->dir)) {
+			u->landed = 1;
+			return 0;
+		}
+		if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP && errno != ENOTSUP &&
+		    errno != EPERM)
+			return npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir,
+					 strerror(errno));
+		/* no exchange here: file by file from the staging folder (same file system) */
+		u->exchange = 0;
+	}
+	return land_files(c, u);
+}
+
+/* Put back what land() did; 1 when something could not be (then the staging folder stays). */
+static int unland(struct commit *c, struct unit *u)
+{
+	int stuck = 0, k;
+
+	if (u->exchange) {
+		if (u->landed)
+			stuck = u->exists ? exchange(u->stage, u->dir) != 0
+					  : rename(u->dir, u->stage) != 0;
+		u->landed = 0;
+		return stuck;
+	}
+	for (k = u->moved - 1; k >= 0; k--) {
+		char *from = npl_out_join(u->aside, u->gone[k]),
+		     *to = npl_out_join(u->dir, u->gone[k]);
+
+		stuck |= rename(from, to) != 0;
+		free(from);
+		free(to);
+	}
+	for (k = u->landed - 1; k >= 0; k--) {
+		const char *target = c->s->v[u->files[k]].path;
+		char *kept = npl_out_join(u->aside, npl_out_base_of(target));
+
+		stuck |= (u->had[k] ? rename(kept, target) : unlink(target)) != 0;
+		free(kept);
+	}
+	u->landed = u->moved = 0;
+	return stuck;
+}
+
+/* A staging folder that holds earlier files which could not be put back: renamed out of the
+ * way of the next commit, which would remove it as a leftover. */
+static void keep_stage(struct commit *c, struct unit *u)
+{
+	char *dir = npl_out_dir_of(u->stage), *kept;
+	const char *base = npl_out_base_of(u->stage) + strlen(NPL_OUT_TMP_PREFIX);
+	size_t n = strlen(base) + 32;
+	char *name = malloc(n);
+
+	if (!name)
+		npl_oom();
+	snprintf(name, n, ".npulaunch-kept-%s", base);
+	kept = npl_out_join(dir, name);
+	npl_warn(c->d, NULL, "'%s' holds earlier files of '%s' that could not be put back",
+		 rename(u->stage, kept) ? u->stage : kept, u->dir);
+	free(kept);
+	free(name);
+	free(dir);
+}
+
+/* After a whole commit: remove what was replaced. An exchanged folder's earlier self holds only
+ * the earlier bundle; anything else found there (made while this run looked away) goes back. */
+static void finish(struct commit *c, struct unit *u)
+{
+	struct dirent *de;
+	DIR *dp;
+	int stuck = 0;
+
+	if (!u->exchange) {
+		rm_tree(u->stage);
+		return;
+	}
+	if (!u->exists)
+		return;
+	dp = opendir(u->stage);
+	if (!dp)
+		return;
+	while ((de = readdir(dp))) {
+		const char *e = de->d_name;
+		char *back;
+
+		if (!strcmp(e, ".") || !strcmp(e, ".."))
+			continue;
+		if ((find_file(c, u, e) >= 0 || is_gone(u, e)) && !unlinkat(dirfd(dp), e, 0))
+			continue;
+		back = npl_out_join(u->dir, e);
+		stuck |= renameat(dirfd(dp), e, AT_FDCWD, back) != 0;
+		free(back);
+	}
+	closedir(dp);
+	if (stuck || rmdir(u->stage))
+		keep_stage(c, u);
+}
+
+/* ---- the commit, and the check ----------------------------------------------------------- */
+
+static void signals_install(struct commit *c)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (i = 0; i < sizeof(sigs) / sizeof(*sigs); i++) {
+		/* an ignored signal stays ignored (nohup, a background job) */
+		if (sigaction(sigs[i], NULL, &c->old[i]) || c->old[i].sa_handler == SIG_IGN)
+			continue;
+		c->installed[i] = !sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static void signals_restore(struct commit *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		if (c->installed[i])
+			sigaction(sigs[i], &c->old[i], NULL);
+}
+
+static void release_units(struct commit *c)
+{
+	int i, k;
+
+	for (i = 0; i < c->nu; i++) {
+		struct unit *u = &c->u[i];
+
+		for (k = 0; k < u->ngone; k++)
+			free(u->gone[k]);
+		free(u->gone);
+		free(u->dir);
+		free(u->files);
+		free(u->aside);
+		free(u->had);
+		cJSON_Delete(u->record);
+	}
+	free(c->u);
+}
+
+int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
+{
+	struct commit c;
+	sigset_t old;
+	char **made = NULL;
+	int nmade = 0, i, k, rc = 0, errors = d->errors;
+	char *volatile *table;
+
+	if (!s->n)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.d = d;
+	c.umask = umask(0);
+	umask(c.umask);
+	group(&c);
+	/* the temporaries: every folder of every path made, a staging folder per unit, its files */
+	captmp = s->n + 2 * c.nu;
+	for (i = 0; i < c.nu; i++)
+		for (k = 0; c.u[i].dir[k]; k++)
+			captmp += c.u[i].dir[k] == '/';
+	captmp += c.nu + 8;
+	table = calloc((size_t)captmp, sizeof(*table));
+	if (!table)
+		npl_oom();
+	tmpv = table;
+	ntmp = 0;
+	signals_install(&c);
+	for (i = 0; i < c.nu && !rc; i++) {
+		char *dir =
+		    c.u[i].manifest ? npl_out_dir_of(c.u[i].dir) : npl_out_strdup(c.u[i].dir);
+
+		rc = make_dirs(&c, dir, &made, &nmade);
+		free(dir);
+	}
+	if (!rc) {
+		lock_all(&c);
+		clean_locked(&c);
+		for (i = 0; i < c.nu; i++)
+			rc |= survey(&c, &c.u[i]);
+		rc = rc || d->errors > errors ? -1 : 0;
+	}
+	for (i = 0; i < c.nu && !rc; i++)
+		rc = stage(&c, &c.u[i]);
+	signals_block(&old);
+	for (i = 0; i < c.nu && !rc; i++)
+		rc = land(&c, &c.u[i]);
+	if (rc) {
+		/* back to how it was, the staging folders and the folders made removed */
+		for (k = c.nu - 1; k >= 0; k--) {
+			if (k < i && unland(&c, &c.u[k]))
+				keep_stage(&c, &c.u[k]);
+			else if (c.u[k].stage)
+				rm_tree(c.u[k].stage);
+		}
+		for (k = nmade - 1; k >= 0; k--)
+			rmdir(made[k]);
+	} else {
+		for (i = 0; i < c.nu; i++)
+			finish(&c, &c.u[i]);
+	}
+	ntmp = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	signals_restore(&c);
+	unlock_all(&c);
+	free(c.locks);
+	for (i = 0; i < captmp; i++)
+		free(table[i]);
+	free((void *)table);
+	tmpv = NULL;
+	free(made);
+	release_units(&c);
+	return rc;
+}

@@ -1,0 +1,955 @@
+/*
+ * target_k8s.c: render --target k8s and --target rbg: Kubernetes manifests that
+ * run the rendered role scripts; see target.h.
+ *
+ * k8s: a LeaderWorkerSet per server role (replicas = the role's groups of pods,
+ * size = pods per group, RecreateGroupOnPodRestart), the router as a Deployment,
+ * a Service for the router and for each instance's leader, and the scripts in a
+ * ConfigMap that every pod mounts. rbg: the same roles in one RoleBasedGroup
+ * (v1alpha2), the router depending on the servers. Every pod runs the same
+ * entrypoint (templates/k8s/entrypoint.sh.tmpl): it resolves the names the
+ * controller gives the role's pods into the address lists the scripts read
+ * (PREFILL_IPS, ...), checks that the pod is where its group and rank put it,
+ * and runs ROLE.sh --no-tune; so each pod launches the plan's argv and
+ * environment for its node. The manifests are built as cJSON trees and written
+ * as YAML (block style; strings quoted where YAML would read them otherwise).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "npl_version.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/target.h"
+#include "npulaunch/text.h"
+
+#define MOUNT "/opt/npulaunch"   /* where the scripts' ConfigMap is mounted in every container */
+#define MAXPORTS 64
+
+/* ---- YAML out ------------------------------------------------------------- */
+
+static int plain_ok(const char *s)
+{
+	static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"};
+	const char *p;
+	size_t i;
+
+	if (!*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '/' || *s == '_'))
+		return 0;
+	for (p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("_./=@+-:", *p)))
+			return 0;
+	if (p[-1] == ':')
+		return 0;
+	for (i = 0; i < NPL_ARRAY_SIZE(words); i++)
+		if (!strcasecmp(s, words[i]))
+			return 0;
+	return 1;
+}
+
+/* Text that a literal block holds exactly: printable lines (tabs allowed). */
+static int block_ok(const char *s)
+{
+	const unsigned char *p;
+
+	if (!strchr(s, '\n'))
+		return 0;
+	for (p = (const unsigned char *)s; *p; p++)
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+static void indent_to(struct npl_buf *out, int n)
+{
+	while (n-- > 0)
+		npl_buf_putc(out, ' ');
+}
+
+static void scalar(struct npl_buf *out, const cJSON *j, int indent)
+{
+	if (cJSON_IsBool(j)) {
+		npl_buf_puts(out, cJSON_IsTrue(j) ? "true" : "false");
+	} else if (cJSON_IsNumber(j)) {
+		if (j->valuedouble == (double)(long long)j->valuedouble)
+			npl_buf_printf(out, "%lld", (long long)j->valuedouble);
+		else
+			npl_buf_printf(out, "%.17g", j->valuedouble);
+	} else if (cJSON_IsString(j)) {
+		const char *s = j->valuestring, *line;
+		size_t n = strlen(s);
+
+		if (plain_ok(s)) {
+			npl_buf_puts(out, s);
+		} else if (block_ok(s)) {
+			npl_buf_putc(out, '|');
+			if (s[0] == ' ')
+				npl_buf_putc(out, '2');
+			if (s[n - 1] != '\n')
+				npl_buf_putc(out, '-');
+			else if (n > 1 && s[n - 2] == '\n')
+				npl_buf_putc(out, '+');
+			for (line = s; *line;) {
+				const char *nl = strchr(line, '\n');
+				size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+				npl_buf_putc(out, '\n');
+				if (len) {
+					indent_to(out, indent);
+					npl_buf_add(out, line, len);
+				}
+				line += len + (nl ? 1 : 0);
+			}
+		} else {
+			npl_buf_json_string(out, s);
+		}
+	} else {
+		npl_buf_puts(out, "null");
+	}
+}
+
+static void key(struct npl_buf *out, const char *k)
+{
+	if (plain_ok(k))
+		npl_buf_puts(out, k);
+	else
+		npl_buf_json_string(out, k);
+	npl_buf_putc(out, ':');
+}
+
+static int collection(const cJSON *j)
+{
+	return (cJSON_IsObject(j) || cJSON_IsArray(j)) && j->child;
+}
+
+/* j at indent; inline: the first line is already started (after "- "). */
+static void yaml_node(struct npl_buf *out, const cJSON *j, int indent, int inl)
+{
+	const cJSON *it;
+	int first = 1;
+
+	if (cJSON_IsObject(j)) {
+		cJSON_ArrayForEach(it, j) {
+			if (!first || !inl)
+				indent_to(out, indent);
+			first = 0;
+			key(out, it->string);
+			if (collection(it)) {
+				npl_buf_putc(out, '\n');
+				/* a list under a key keeps the key's indent, as kubectl writes them */
+				yaml_node(out, it, cJSON_IsArray(it) ? indent : indent + 2, 0);
+			} else {
+				npl_buf_putc(out, ' ');
+				if (cJSON_IsObject(it))
+					npl_buf_puts(out, "{}");
+				else if (cJSON_IsArray(it))
+					npl_buf_puts(out, "[]");
+				else
+					scalar(out, it, indent + 2);
+				npl_buf_putc(out, '\n');
+			}
+		}
+	} else if (cJSON_IsArray(j)) {
+		cJSON_ArrayForEach(it, j) {
+			if (!first || !inl)
+				indent_to(out, indent);
+			first = 0;
+			npl_buf_puts(out, "- ");
+			if (collection(it) && cJSON_IsObject(it)) {
+				yaml_node(out, it, indent + 2, 1);
+			} else if (collection(it)) {
+				npl_buf_putc(out, '\n');
+				yaml_node(out, it, indent + 2, 0);
+			} else {
+				if (cJSON_IsObject(it))
+					npl_buf_puts(out, "{}");
+				else if (cJSON_IsArray(it))
+					npl_buf_puts(out, "[]");
+				else
+					scalar(out, it, indent + 2);
+				npl_buf_putc(out, '\n');
+			}
+		}
+	}
+}
+
+/* ---- building --------------------------------------------------------------- */
+
+struct k8s {
+	const cJSON *plan;
+	const struct npl_target *tg;
+	int rbg;
+	const char *prefix, *ns, *id;
+	const char *image, *router_image, *res, *unit, *shm, *scheduler;
+	int privileged, tune, gang;
+	const char *claim, *mount;
+	const char *dirs[2];
+	int ndirs;
+	struct npl_diag *d;
+	struct npl_arena *a;
+	int rc;
+};
+
+static cJSON *str(const char *s)
+{
+	return cJSON_CreateString(s);
+}
+
+static cJSON *add(cJSON *o, const char *k, cJSON *v)
+{
+	cJSON_AddItemToObject(o, k, v);
+	return v;
+}
+
+static cJSON *obj(cJSON *o, const char *k)
+{
+	return add(o, k, cJSON_CreateObject());
+}
+
+static cJSON *arr(cJSON *o, const char *k)
+{
+	return add(o, k, cJSON_CreateArray());
+}
+
+static cJSON *item(cJSON *a)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddItemToArray(a, o);
+	return o;
+}
+
+static const char *fmt(struct k8s *k, const char *f, ...) __attribute__((format(printf, 2, 3)));
+
+static const char *fmt(struct k8s *k, const char *f, ...)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	npl_buf_vprintf(&b, f, ap);
+	va_end(ap);
+	s = npl_arena_strdup(k->a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return s;
+}
+
+/* apiVersion, kind and metadata of an object of the deployment */
+static cJSON *object(struct k8s *k, const char *api, const char *kind, const char *name, const char *role)
+{
+	cJSON *o = cJSON_CreateObject(), *m, *l;
+
+	add(o, "apiVersion", str(api));
+	add(o, "kind", str(kind));
+	m = obj(o, "metadata");
+	add(m, "name", str(name));
+	if (k->ns)
+		add(m, "namespace", str(k->ns));
+	l = obj(m, "labels");
+	add(l, "app.kubernetes.io/name", str(k->prefix));
+	if (role)
+		add(l, "app.kubernetes.io/component", str(role));
+	add(l, "app.kubernetes.io/managed-by", str("npulaunch"));
+	add(obj(m, "annotations"), "npulaunch.io/recipe", str(k->id));
+	return o;
+}
+
+static void labels(struct k8s *k, cJSON *l, const char *role)
+{
+	add(l, "app.kubernetes.io/name", str(k->prefix));
+	add(l, "app.kubernetes.io/component", str(role));
+	add(l, "app.kubernetes.io/managed-by", str("npulaunch"));
+}
+
+static void env_field(cJSON *env, const char *name, const char *path)
+{
+	cJSON *e = item(env);
+
+	add(e, "name", str(name));
+	add(obj(obj(e, "valueFrom"), "fieldRef"), "fieldPath", str(path));
+}
+
+static void mount(cJSON *mounts, const char *name, const char *path, int ro)
+{
+	cJSON *m = item(mounts);
+
+	add(m, "name", str(name));
+	add(m, "mountPath", str(path));
+	if (ro)
+		add(m, "readOnly", cJSON_CreateTrue());
+}
+
+static void host_volume(cJSON *vols, const char *name, const char *path, const char *type)
+{
+	cJSON *v = item(vols), *h;
+
+	add(v, "name", str(name));
+	h = obj(v, "hostPath");
+	add(h, "path", str(path));
+	add(h, "type", str(type));
+}
+
+static cJSON *probe(int port, int failures)
+{
+	cJSON *p = cJSON_CreateObject(), *g = obj(p, "httpGet");
+
+	add(g, "path", str("/health"));
+	add(g, "port", cJSON_CreateNumber(port));
+	add(p, "periodSeconds", cJSON_CreateNumber(10));
+	add(p, "timeoutSeconds", cJSON_CreateNumber(5));
+	if (failures)
+		add(p, "failureThreshold", cJSON_CreateNumber(failures));
+	return p;
+}
+
+/* The volumes and mounts every server container has: scripts, /dev/shm, the Ascend host
+ * files, the model. */
+static void server_volumes(struct k8s *k, cJSON *vols, cJSON *mounts)
+{
+	const cJSON *m;
+	cJSON *v;
+	int i = 0;
+
+	v = item(vols);
+	add(v, "name", str("npulaunch"));
+	{
+		cJSON *cm = obj(v, "configMap");
+
+		add(cm, "name", str(fmt(k, "%s-scripts", k->prefix)));
+		add(cm, "defaultMode", cJSON_CreateNumber(0555));
+	}
+	mount(mounts, "npulaunch", MOUNT, 1);
+	v = item(vols);
+	add(v, "name", str("dshm"));
+	{
+		cJSON *e = obj(v, "emptyDir");
+
+		add(e, "medium", str("Memory"));
+		if (k->shm)
+			add(e, "sizeLimit", str(k->shm));
+	}
+	mount(mounts, "dshm", "/dev/shm", 0);
+	cJSON_ArrayForEach(m, npl_target_container(k->plan, "mounts")) {
+		const char *name = fmt(k, "host-%d", i++), *kind = npl_json_str(m, "kind");
+
+		host_volume(vols, name, npl_json_str(m, "path"), kind);
+		/* a folder the kubelet may create is scratch the container writes */
+		mount(mounts, name, npl_json_str(m, "path"), strcmp(kind, "DirectoryOrCreate"));
+	}
+	if (k->claim) {
+		v = item(vols);
+		add(v, "name", str("model"));
+		{
+			cJSON *c = obj(v, "persistentVolumeClaim");
+
+			add(c, "claimName", str(k->claim));
+			add(c, "readOnly", cJSON_CreateTrue());
+		}
+		mount(mounts, "model", k->mount, 1);
+	} else {
+		for (i = 0; i < k->ndirs; i++) {
+			const char *name = i ? "draft-model" : "model";
+
+			host_volume(vols, name, k->dirs[i], "Directory");
+			mount(mounts, name, k->dirs[i], 1);
+		}
+	}
+}
+
+/* The pod spec of a server role's pods; leader: the probes (rank 0 only). */
+static cJSON *server_pod(struct k8s *k, const cJSON *role, const struct npl_pod *pod, int leader)
+{
+	const char *name = npl_json_str(role, "role"), *script = npl_json_str(role, "script");
+	cJSON *spec = cJSON_CreateObject(), *c, *env, *a, *vols, *mounts, *res;
+	int ports[MAXPORTS], np, i, count;
+	char kinds[MAXPORTS];
+	const cJSON *sel = npl_target_container(k->plan, "node_selector");
+
+	add(spec, "hostNetwork", cJSON_CreateTrue());
+	add(spec, "dnsPolicy", str("ClusterFirstWithHostNet"));
+	/* the scripts' environment is the plan's: no variable per Service in the namespace */
+	add(spec, "enableServiceLinks", cJSON_CreateFalse());
+	add(spec, "terminationGracePeriodSeconds", cJSON_CreateNumber(60));
+	if (cJSON_GetArraySize(sel))
+		add(spec, "nodeSelector", cJSON_Duplicate(sel, 1));
+	if (k->scheduler)
+		add(spec, "schedulerName", str(k->scheduler));
+	vols = cJSON_CreateArray();
+	if (k->tune) {
+		/* the recipe's tuning, as tune --apply does it, journaled on the node for tune --revert */
+		cJSON *ic = item(arr(spec, "initContainers")), *cmd, *im;
+
+		add(ic, "name", str("tune"));
+		add(ic, "image", str(k->image));
+		add(ic, "imagePullPolicy", str("IfNotPresent"));
+		cmd = arr(ic, "command");
+		cJSON_AddItemToArray(cmd, str("bash"));
+		cJSON_AddItemToArray(cmd, str(fmt(k, MOUNT "/%s", script)));
+		cJSON_AddItemToArray(cmd, str("--tune-only"));
+		add(obj(ic, "securityContext"), "privileged", cJSON_CreateTrue());
+		im = arr(ic, "volumeMounts");
+		mount(im, "npulaunch", MOUNT, 1);
+		mount(im, "tune-journal", "/run/npulaunch", 0);
+		mount(im, "debugfs", "/sys/kernel/debug", 0);
+		host_volume(vols, "tune-journal", "/run/npulaunch", "DirectoryOrCreate");
+		host_volume(vols, "debugfs", "/sys/kernel/debug", "Directory");
+	}
+	c = item(arr(spec, "containers"));
+	add(c, "name", str("sglang"));
+	add(c, "image", str(k->image));
+	add(c, "imagePullPolicy", str("IfNotPresent"));
+	a = arr(c, "command");
+	cJSON_AddItemToArray(a, str("bash"));
+	cJSON_AddItemToArray(a, str(MOUNT "/entrypoint.sh"));
+	a = arr(c, "args");
+	cJSON_AddItemToArray(a, str(name));
+	if (npl_json_str(role, "node_list")) {
+		/* kubelet expands $(VAR) from the container's environment: the controller's variables */
+		static const char *const lws[] = {"$(NPULAUNCH_GROUP)", "$(LWS_WORKER_INDEX)", "$(LWS_GROUP_SIZE)",
+						  "$(LWS_LEADER_ADDRESS)"};
+		static const char *const rbg[] = {"$(RBG_ROLE_INDEX)", "$(RBG_LWP_WORKER_INDEX)",
+						  "$(RBG_LWP_GROUP_SIZE)", "$(RBG_LWP_LEADER_ADDRESS)"};
+
+		for (i = 0; i < 4; i++)
+			cJSON_AddItemToArray(a, str(k->rbg ? rbg[i] : lws[i]));
+	}
+	env = arr(c, "env");
+	env_field(env, "NPULAUNCH_NODE_IP", "status.podIP");
+	env_field(env, "NPULAUNCH_NAMESPACE", "metadata.namespace");
+	if (!k->rbg && npl_json_str(role, "node_list"))
+		env_field(env, "NPULAUNCH_GROUP", "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']");
+	count = !strcmp(k->unit, "die") ? pod->dies : pod->cards;
+	res = obj(c, "resources");
+	add(obj(res, "limits"), k->res, str(fmt(k, "%d", count)));
+	add(obj(res, "requests"), k->res, str(fmt(k, "%d", count)));
+	add(obj(c, "securityContext"), "privileged", cJSON_CreateBool(k->privileged));
+	/* with the host's network the ports are the node's: the scheduler keeps two pods that
+	 * listen on one port off the same node */
+	np = npl_target_ports(role, ports, kinds, MAXPORTS);
+	if (np > MAXPORTS)
+		np = MAXPORTS;
+	a = arr(c, "ports");
+	for (i = 0; i < np; i++) {
+		cJSON *p = item(a);
+
+		add(p, "name", str(fmt(k, "%s-%d", kinds[i] == 'h' ? "http" : "bootstrap", ports[i])));
+		add(p, "containerPort", cJSON_CreateNumber(ports[i]));
+	}
+	if (leader && np) {
+		/* SGLang answers /health once it serves: a start of up to 30 minutes (weights, graphs) */
+		add(c, "startupProbe", probe(ports[0], 180));
+		add(c, "readinessProbe", probe(ports[0], 0));
+	}
+	mounts = arr(c, "volumeMounts");
+	server_volumes(k, vols, mounts);
+	add(spec, "volumes", vols);
+	return spec;
+}
+
+static cJSON *router_pod(struct k8s *k, const cJSON *role, int port)
+{
+	cJSON *spec = cJSON_CreateObject(), *c, *a, *env, *p, *vols, *v;
+
+	add(spec, "enableServiceLinks", cJSON_CreateFalse());
+	c = item(arr(spec, "containers"));
+	add(c, "name", str("router"));
+	add(c, "image", str(k->router_image));
+	add(c, "imagePullPolicy", str("IfNotPresent"));
+	a = arr(c, "command");
+	cJSON_AddItemToArray(a, str("bash"));
+	cJSON_AddItemToArray(a, str(MOUNT "/entrypoint.sh"));
+	cJSON_AddItemToArray(arr(c, "args"), str(npl_json_str(role, "role")));
+	env = arr(c, "env");
+	env_field(env, "NPULAUNCH_NAMESPACE", "metadata.namespace");
+	p = item(arr(c, "ports"));
+	add(p, "name", str("http"));
+	add(p, "containerPort", cJSON_CreateNumber(port));
+	add(c, "readinessProbe", probe(port, 0));
+	mount(arr(c, "volumeMounts"), "npulaunch", MOUNT, 1);
+	vols = arr(spec, "volumes");
+	v = item(vols);
+	add(v, "name", str("npulaunch"));
+	{
+		cJSON *cm = obj(v, "configMap");
+
+		add(cm, "name", str(fmt(k, "%s-scripts", k->prefix)));
+		add(cm, "defaultMode", cJSON_CreateNumber(0555));
+	}
+	return spec;
+}
+
+/* The number a node's flag (--port) has, or 0. */
+static int node_port(const cJSON *node, const char *flag)
+{
+	const cJSON *f, *v;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
+		if (!npl_json_str(f, "flag") || strcmp(npl_json_str(f, "flag"), flag))
+			continue;
+		v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0);
+		return cJSON_IsString(v) && npl_parse_uint(v->valuestring) > 0 ? npl_parse_uint(v->valuestring) : 0;
+	}
+	return 0;
+}
+
+/* The port of the router (its --port). */
+static int flag_port(const cJSON *role, const char *flag)
+{
+	return node_port(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0), flag);
+}
+
+/* The names of the workloads and pods, as the controller makes them. */
+static const char *workload(struct k8s *k, const char *role)
+{
+	return fmt(k, "%s-%s", k->prefix, role);
+}
+
+static const char *subdomain(struct k8s *k, const char *role)
+{
+	return k->rbg ? fmt(k, "s-%s-%s", k->prefix, role) : workload(k, role);
+}
+
+static const char *pod_name(struct k8s *k, const char *role, int group, int worker)
+{
+	if (k->rbg)
+		return fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker);
+	return worker ? fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker) : fmt(k, "%s-%s-%d", k->prefix, role, group);
+}
+
+/* Kubernetes names: a pod's hostname is a DNS label (63), a StatefulSet's revision label
+ * holds its name and 11 more characters. */
+static void check_name(struct k8s *k, const char *name, int max, const char *what)
+{
+	if ((int)strlen(name) > max && !k->rc)
+		k->rc = npl_error(k->d, NULL, "render --target %s: the %s '%s' is longer than Kubernetes allows (%d): give a shorter --name-prefix than '%s'",
+				  k->tg->name, what, name, max, k->prefix);
+}
+
+static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON *rbg_roles, cJSON *svcs)
+{
+	const char *name = npl_json_str(role, "role");
+	const char *wl = workload(k, name);
+	struct npl_pod *pods;
+	int npods, size, groups, i;
+	cJSON *tmpl;
+	const cJSON *ep;
+
+	pods = npl_target_pods(role, &npods, &size);
+	groups = (npods + size - 1) / size;
+	check_name(k, pod_name(k, name, groups - 1, size - 1), 63, "pod name");
+	check_name(k, k->rbg ? fmt(k, "%s-%d", wl, groups - 1) : size > 1 ? fmt(k, "%s-%d", wl, groups - 1) : wl, 52,
+		   "workload name");
+	check_name(k, subdomain(k, name), 63, "service name");
+	if (!k->rbg) {
+		cJSON *o = object(k, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", wl, name), *spec, *lwt;
+
+		spec = obj(o, "spec");
+		add(spec, "replicas", cJSON_CreateNumber(groups));
+		/* not LeaderReady: the leader turns ready only once every rank has joined */
+		add(spec, "startupPolicy", str("LeaderCreated"));
+		add(obj(spec, "networkConfig"), "subdomainPolicy", str("Shared"));
+		lwt = obj(spec, "leaderWorkerTemplate");
+		add(lwt, "size", cJSON_CreateNumber(size));
+		add(lwt, "restartPolicy", str("RecreateGroupOnPodRestart"));
+		if (size > 1) {
+			tmpl = obj(lwt, "leaderTemplate");
+			labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
+			add(tmpl, "spec", server_pod(k, role, &pods[0], 1));
+		}
+		tmpl = obj(lwt, "workerTemplate");
+		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
+		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
+		cJSON_AddItemToArray(docs, o);
+	} else {
+		cJSON *r = item(rbg_roles), *lwp;
+
+		add(r, "name", str(name));
+		add(r, "replicas", cJSON_CreateNumber(groups));
+		lwp = obj(r, "leaderWorkerPattern");
+		add(lwp, "size", cJSON_CreateNumber(size));
+		add(lwp, "restartPolicy", str("RecreateRoleInstanceOnPodRestart"));
+		tmpl = obj(lwp, "template");
+		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
+		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
+		if (size > 1) {
+			/* the probes on the leader alone: a strategic merge by container name */
+			cJSON *leader = server_pod(k, role, &pods[0], 1), *c, *pc;
+
+			c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(leader, "containers"), 0);
+			pc = item(arr(obj(obj(lwp, "leaderTemplatePatch"), "spec"), "containers"));
+			add(pc, "name", str("sglang"));
+			add(pc, "startupProbe", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c, "startupProbe"), 1));
+			add(pc, "readinessProbe", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c, "readinessProbe"), 1));
+			cJSON_Delete(leader);
+		}
+	}
+	/* a Service per instance, on its leader: where clients and npulaunch status reach it */
+	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(role, "endpoints")) {
+		int inst = npl_json_int(ep, "instance", 0), port = 0, boot = npl_json_int(ep, "bootstrap_port", 0);
+		const cJSON *node;
+		int group = 0;
+		cJSON *s, *spec, *sel, *ports, *p;
+
+		cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+			if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
+				for (i = 0; i < npods; i++)
+					if (pods[i].node == npl_json_int(node, "index", 0))
+						group = pods[i].group;
+				port = node_port(node, "--port");
+				break;
+			}
+		s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
+		check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
+		spec = obj(s, "spec");
+		add(spec, "type", str("ClusterIP"));
+		sel = obj(spec, "selector");
+		if (k->rbg) {
+			add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
+			add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
+			add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
+			add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
+		} else {
+			add(sel, "leaderworkerset.sigs.k8s.io/name", str(wl));
+			add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
+			add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
+		}
+		ports = arr(spec, "ports");
+		p = item(ports);
+		add(p, "name", str("http"));
+		add(p, "port", cJSON_CreateNumber(port));
+		add(p, "targetPort", cJSON_CreateNumber(port));
+		if (boot) {
+			p = item(ports);
+			add(p, "name", str("bootstrap"));
+			add(p, "port", cJSON_CreateNumber(boot));
+			add(p, "targetPort", cJSON_CreateNumber(boot));
+		}
+		cJSON_AddItemToArray(svcs, s);
+	}
+	free(pods);
+}
+
+static void router_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON *rbg_roles, cJSON *svcs)
+{
+	const char *name = npl_json_str(role, "role");
+	int port = flag_port(role, "--port");
+	cJSON *s, *spec, *sel, *p;
+	const cJSON *r;
+
+	if (!k->rbg) {
+		cJSON *o = object(k, "apps/v1", "Deployment", workload(k, name), name), *tmpl;
+
+		spec = obj(o, "spec");
+		add(spec, "replicas", cJSON_CreateNumber(1));
+		sel = obj(obj(spec, "selector"), "matchLabels");
+		add(sel, "app.kubernetes.io/name", str(k->prefix));
+		add(sel, "app.kubernetes.io/component", str(name));
+		tmpl = obj(spec, "template");
+		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
+		add(tmpl, "spec", router_pod(k, role, port));
+		cJSON_AddItemToArray(docs, o);
+	} else {
+		cJSON *ro = item(rbg_roles), *deps, *tmpl;
+
+		add(ro, "name", str(name));
+		add(ro, "replicas", cJSON_CreateNumber(1));
+		/* created once the servers are ready; router.sh waits for each /health as well */
+		deps = arr(ro, "dependencies");
+		cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(k->plan, "roles"))
+			if (!strcmp(npl_json_str(r, "program"), "server"))
+				cJSON_AddItemToArray(deps, str(npl_json_str(r, "role")));
+		tmpl = obj(obj(ro, "standalonePattern"), "template");
+		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
+		add(tmpl, "spec", router_pod(k, role, port));
+	}
+	s = object(k, "v1", "Service", workload(k, name), name);
+	spec = obj(s, "spec");
+	add(spec, "type", str("ClusterIP"));
+	sel = obj(spec, "selector");
+	add(sel, "app.kubernetes.io/name", str(k->prefix));
+	add(sel, "app.kubernetes.io/component", str(name));
+	p = item(arr(spec, "ports"));
+	add(p, "name", str("http"));
+	add(p, "port", cJSON_CreateNumber(port));
+	add(p, "targetPort", cJSON_CreateNumber(port));
+	cJSON_AddItemToArray(svcs, s);
+}
+
+/* ---- the entrypoint ----------------------------------------------------------- */
+
+static void lit(cJSON *o, const char *k, const char *v)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	npl_pval_lit(&b, v);
+	cJSON_AddStringToObject(o, k, npl_buf_str(&b));
+	npl_buf_release(&b);
+}
+
+/* The role whose nodes site list key holds. */
+static const cJSON *role_of_list(const cJSON *plan, const char *key)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
+		if (npl_json_str(r, "node_list") && !strcmp(npl_json_str(r, "node_list"), key))
+			return r;
+	return NULL;
+}
+
+static cJSON *entry_view(struct k8s *k)
+{
+	cJSON *v = cJSON_CreateObject(), *roles = arr(v, "roles");
+	const cJSON *r, *need;
+	char gen[64];
+
+	snprintf(gen, sizeof(gen), "npulaunch %s", NPL_VERSION);
+	lit(v, "generator", gen);
+	lit(v, "id", k->id);
+	lit(v, "target", k->tg->name);
+	lit(v, "mount", MOUNT);
+	add(v, "rbg", cJSON_CreateBool(k->rbg));
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(k->plan, "roles")) {
+		const char *prog = npl_json_str(r, "program"), *own = npl_json_str(r, "node_list");
+		cJSON *o, *lists;
+
+		if (!strcmp(prog, "bench"))
+			continue;
+		o = item(roles);
+		lit(o, "role", npl_json_str(r, "role"));
+		lit(o, "script", npl_json_str(r, "script"));
+		add(o, "server", cJSON_CreateBool(!strcmp(prog, "server")));
+		lists = arr(o, "lists");
+		cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(r, "needs")) {
+			const cJSON *of = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list"))
+				? role_of_list(k->plan, npl_json_str(need, "key")) : NULL;
+			struct npl_pod *pods;
+			int n, size, i;
+			cJSON *l, *names;
+
+			if (!of)
+				continue;
+			l = item(lists);
+			lit(l, "var", npl_json_str(need, "var"));
+			names = arr(l, "names");
+			pods = npl_target_pods(of, &n, &size);
+			for (i = 0; i < n; i++) {
+				struct npl_buf b = NPL_BUF_INIT;
+				const char *rn = npl_json_str(of, "role");
+
+				npl_pval_lit(&b, fmt(k, "%s.%s", pod_name(k, rn, pods[i].group, pods[i].worker), subdomain(k, rn)));
+				cJSON_AddItemToArray(names, str(npl_buf_str(&b)));
+				npl_buf_release(&b);
+			}
+			free(pods);
+		}
+		if (own) {
+			struct npl_pod *pods;
+			int n, size;
+			cJSON *p = obj(o, "place");
+
+			pods = npl_target_pods(r, &n, &size);
+			free(pods);
+			lit(p, "var", npl_site_var(npl_site_key_from_name(own)));
+			add(p, "size", cJSON_CreateNumber(size));
+			add(p, "groups", cJSON_CreateNumber((n + size - 1) / size));
+		}
+	}
+	return v;
+}
+
+/* ---- the whole ------------------------------------------------------------------- */
+
+static void write_docs(struct npl_outset *set, const char *dir, const char *file, const cJSON *docs,
+		       const char *head)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const cJSON *doc;
+	char path[4096];
+
+	if (head)
+		npl_buf_puts(&b, head);
+	cJSON_ArrayForEach(doc, docs) {
+		if (doc != docs->child)
+			npl_buf_puts(&b, "---\n");
+		yaml_node(&b, doc, 0, 0);
+	}
+	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", file);
+	npl_out_add(set, path, npl_buf_str(&b), b.len, 0644);
+	npl_buf_release(&b);
+}
+
+static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struct npl_templates *t,
+		  const char *dir, const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
+{
+	static const char *const docker_only[] = {"container-runtime", NULL};
+	struct npl_arena arena;
+	struct npl_buf pre = NPL_BUF_INIT, note = NPL_BUF_INIT, head = NPL_BUF_INIT, script = NPL_BUF_INIT;
+	struct k8s k;
+	cJSON *docs = cJSON_CreateArray(), *svcs = cJSON_CreateArray(), *cm, *data, *rbgo = NULL, *rbg_roles = NULL;
+	cJSON *kust, *res, *view;
+	const cJSON *role;
+	char *manifest;
+
+	memset(&k, 0, sizeof(k));
+	npl_arena_init(&arena);
+	k.a = &arena;
+	k.plan = plan;
+	k.tg = tg;
+	k.rbg = rbg;
+	k.d = d;
+	k.id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
+	if (npl_target_check_site(plan, tg->name, 0, d) | (npl_target_unused(plan, tg->name, o->strict, docker_only, "the docker target's: the kubelet runs the containers", d) |
+	    (npl_target_model_volume(plan, tg->name, &k.claim, &k.mount, d) < 0))) {
+		k.rc = -1;
+		goto out;
+	}
+	k.prefix = npl_arena_strdup(&arena, npl_target_prefix(plan, &pre));
+	k.ns = npl_target_site(plan, "namespace", NULL);
+	k.image = npl_target_container_str(plan, "image");
+	k.router_image = npl_target_container_str(plan, "router_image");
+	k.res = npl_target_container_str(plan, "npu_resource");
+	k.unit = npl_target_container_str(plan, "npu_unit");
+	k.shm = npl_target_container_str(plan, "shm_size");
+	k.privileged = cJSON_IsTrue(npl_target_container(plan, "privileged"));
+	k.tune = npl_target_tunes(plan);
+	k.gang = npl_target_site_bool(plan, "gang", 0);
+	k.scheduler = npl_target_site(plan, "scheduler", NULL);
+	/* gang scheduling of LeaderWorkerSets is Volcano's, enabled in the LWS controller's
+	 * configuration; the pods then need its scheduler */
+	if (k.gang && !rbg && !k.scheduler)
+		k.scheduler = "volcano";
+	if (!k.image || !k.res || !k.unit) {
+		k.rc = -1;   /* the resolver said which */
+		goto out;
+	}
+	if (!k.claim)
+		k.ndirs = npl_target_model_dirs(plan, k.dirs);
+
+	cm = object(&k, "v1", "ConfigMap", fmt(&k, "%s-scripts", k.prefix), NULL);
+	data = obj(cm, "data");
+	view = entry_view(&k);
+	if (npl_render_template("k8s/entrypoint.sh.tmpl", view, t, &script, d))
+		k.rc = -1;
+	cJSON_Delete(view);
+	add(data, "entrypoint.sh", str(npl_buf_str(&script)));
+	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+		npl_buf_reset(&script);
+		if (npl_render_role(plan, role, t, &script, d))
+			k.rc = -1;
+		add(data, npl_json_str(role, "script"), str(npl_buf_str(&script)));
+	}
+	cJSON_AddItemToArray(docs, cm);
+	if (rbg) {
+		rbgo = object(&k, "workloads.x-k8s.io/v1alpha2", "RoleBasedGroup", k.prefix, NULL);
+		if (k.gang)
+			add(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rbgo, "metadata"), "annotations"),
+			    "rbg.workloads.x-k8s.io/group-gang-scheduling", str("true"));
+		rbg_roles = arr(obj(rbgo, "spec"), "roles");
+		cJSON_AddItemToArray(docs, rbgo);
+	}
+	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+		const char *prog = npl_json_str(role, "program");
+
+		if (!strcmp(prog, "server"))
+			server_objects(&k, role, docs, rbg_roles, svcs);
+		else if (!strcmp(prog, "router"))
+			router_objects(&k, role, docs, rbg_roles, svcs);
+	}
+	if (k.rc)
+		goto out;
+
+	/* the note on what the nodes need when the pods do not tune them: in the output, and said */
+	if (!k.tune) {
+		npl_target_untuned_note(plan, "a privileged init container that runs the role script's --tune-only", &note);
+		npl_diag_add(d, NPL_NOTE, NULL, "%s", npl_buf_str(&note));
+	}
+	npl_buf_printf(&head, "# %s: %s on Kubernetes (render --target %s), generated by npulaunch %s.\n", k.id,
+		       rbg ? "one RoleBasedGroup" : "LeaderWorkerSets, the router's Deployment", tg->name, NPL_VERSION);
+	npl_buf_puts(&head, "# Apply with: kubectl apply -k DIR. The pods run the role scripts of configmap.yaml.\n");
+	if (!k.tune)
+		npl_buf_printf(&head, "# Note: %s.\n", npl_buf_str(&note));
+	else
+		npl_buf_puts(&head, "# Each server pod tunes its node first (init container 'tune', privileged; journal in\n"
+				    "# /run/npulaunch on the node: 'npulaunch tune --revert' there puts it back).\n");
+	{
+		cJSON *kd = cJSON_CreateArray();
+
+		kust = cJSON_CreateObject();
+		add(kust, "apiVersion", str("kustomize.config.k8s.io/v1beta1"));
+		add(kust, "kind", str("Kustomization"));
+		if (k.ns)
+			add(kust, "namespace", str(k.ns));
+		res = arr(kust, "resources");
+		cJSON_AddItemToArray(res, str("configmap.yaml"));
+		cJSON_AddItemToArray(res, str(rbg ? "rolebasedgroup.yaml" : "workloads.yaml"));
+		cJSON_AddItemToArray(res, str("services.yaml"));
+		cJSON_AddItemToArray(kd, kust);
+		write_docs(set, dir, "kustomization.yaml", kd, npl_buf_str(&head));
+		cJSON_Delete(kd);
+	}
+	{
+		cJSON *one = cJSON_CreateArray(), *rest = cJSON_CreateArray(), *doc;
+
+		/* configmap.yaml: the scripts; the workloads in the other file */
+		while ((doc = cJSON_DetachItemFromArray(docs, 0))) {
+			if (!strcmp(npl_json_str(doc, "kind"), "ConfigMap"))
+				cJSON_AddItemToArray(one, doc);
+			else
+				cJSON_AddItemToArray(rest, doc);
+		}
+		write_docs(set, dir, "configmap.yaml", one, NULL);
+		write_docs(set, dir, rbg ? "rolebasedgroup.yaml" : "workloads.yaml", rest, NULL);
+		cJSON_Delete(one);
+		cJSON_Delete(rest);
+	}
+	write_docs(set, dir, "services.yaml", svcs, NULL);
+	/* a bundle, as the scripts' folder is: the manifest records every file by sha256, so that
+	   the next render refuses to overwrite an edited one and lands the folder in one rename */
+	manifest = npl_render_manifest(plan);
+	npl_out_add_manifest(set, dir, "manifest.json", manifest);
+	free(manifest);
+out:
+	cJSON_Delete(docs);
+	cJSON_Delete(svcs);
+	npl_buf_release(&pre);
+	npl_buf_release(&note);
+	npl_buf_release(&head);
+	npl_buf_release(&script);
+	npl_arena_release(&arena);
+	return k.rc ? -1 : 0;
+}
+
+static int render_lws(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
+{
+	return render(&npl_target_k8s, 0, plan, t, dir, o, set, d);
+}
+
+static int render_rbg(const cJSON *plan, struct npl_templates *t, const char *dir,
+		      const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
+{
+	return render(&npl_target_rbg, 1, plan, t, dir, o, set, d);
+}
+
+const struct npl_target npl_target_k8s = {
+	"k8s",
+	{"k8s", "0.0.0.0", "render --target k8s: the router's and the PD-mixed server's Services reach them from other pods", 1},
+	render_lws,
+	"LeaderWorkerSets, the router's Deployment, Services, the scripts in a ConfigMap (kubectl apply -k)",
+	0,
+	0,
+	NULL,
+};
+
+const struct npl_target npl_target_rbg = {
+	"rbg",
+	{"rbg", "0.0.0.0", "render --target rbg: the router's and the PD-mixed server's Services reach them from other pods", 1},
+	render_rbg,
+	"one RoleBasedGroup (v1alpha2) with the same roles, Services, the scripts in a ConfigMap",
+	0,
+	0,
+	NULL,
+};
