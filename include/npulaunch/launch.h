@@ -1,0 +1,103 @@
+/*
+ * launch.h: layer node. The node side of apply: from one role of the plan
+ * document (plan.h) and the site values, the server instances this node runs
+ * with their argv resolved, the env files to source, then the environment the
+ * rendered script builds (the role's unsets, the variables placed before the
+ * env files, the files sourced in bash, each instance's own variables), the
+ * CPU pinning, and exec; or, when several instances share the node, their
+ * start and supervision. A dry run gets the same plan printed instead, as
+ * shell-like text or as JSON.
+ *
+ * Problems are recorded in the diagnostics (a missing site value once a key,
+ * naming what to set); nothing here chooses an exit code. Included by the
+ * apply command.
+ */
+#ifndef NPL_LAUNCH_H
+#define NPL_LAUNCH_H
+
+#include <stddef.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/diag.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/site.h"
+#include "npulaunch/tune.h"
+
+/* npl_launch.bad: bit KEY for a missing site value (enum npl_site_key), and these. */
+#define NPL_LAUNCH_BAD_USAGE (1 << 29)   /* a usage error (--cpus) */
+#define NPL_LAUNCH_BAD_TUNE (1 << 30)    /* the tuning cannot be collected or written */
+
+/* One server instance this node runs: its plan entry and its argv (NULL-terminated). */
+struct npl_launch_inst {
+	const cJSON *node;
+	char **argv;
+	int argc, cap;
+};
+
+/* An environment being built: NAME=VALUE entries, NULL-terminated. */
+struct npl_launch_env {
+	char **v;
+	int n, cap;
+};
+
+struct npl_launch_node {
+	/* given */
+	const cJSON *plan, *role;         /* the plan document and this node's role in it */
+	const char *role_name;
+	const struct npl_site *site;
+	int node;                         /* this node's index in the role's node list */
+	const char *const *addrs;         /* this node's addresses (npl_launch_local_addrs()) */
+	int naddrs;
+	int placeholders;                 /* a dry run: a value that cannot be resolved shows as <KEY> */
+	const char *cpus;                 /* --cpus, or NULL */
+	const struct npl_tune *tune;      /* the tuning collected (for a dry run's view) */
+	const char *const *wait;          /* the servers a router waits for, and for how long */
+	int nwait;
+	double wait_timeout;
+	struct npl_diag *diag;
+	struct npl_arena *arena;
+	/* npl_launch_prepare() */
+	struct npl_launch_inst *inst;
+	int ninst;
+	char **files;                     /* the env files, under the root */
+	int nfiles;
+	int bad;                          /* what stops a real run (NPL_LAUNCH_BAD_*) */
+	/* npl_launch_cpus() */
+	void *mask;                       /* a cpu_set_t of masksz bytes, or NULL */
+	size_t masksz;
+	/* npl_launch_environ() */
+	struct npl_launch_env env;
+};
+
+/* This node's addresses: NPULAUNCH_NODE_IP (canonical), else every local address in the order
+ * getifaddrs() gives them (none when they cannot be read), in arena a. -1 with an error when
+ * NPULAUNCH_NODE_IP is not an address. */
+int npl_launch_local_addrs(const char ***out, int *n, struct npl_arena *a, struct npl_diag *d);
+
+/* The instances node l->node runs, each one's argv, the env files under root (each checked
+ * readable) and every environment value, resolved: problems recorded, before anything changes.
+ * -1 with an error when the plan has no launch for the node (nothing else done). */
+int npl_launch_prepare(struct npl_launch_node *l, const char *root);
+/* Parse l->cpus into l->mask, each CPU online under root (NULL: /). */
+void npl_launch_cpus(struct npl_launch_node *l, const char *root);
+
+/* A dry run: the whole plan for this node on stdout, as shell-like text or as JSON ({recipe, role,
+ * node, addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s, instances, stops}). */
+void npl_launch_dry_text(struct npl_launch_node *l);
+void npl_launch_dry_json(struct npl_launch_node *l);
+
+/* Build l->env from environ as the script does: unsets, the variables before the env files,
+ * then the files sourced in bash. -1 with an error when sourcing fails. */
+int npl_launch_environ(struct npl_launch_node *l, char **environ_);
+/* Pin this process to l->mask when there is one; -1 with an error. */
+int npl_launch_pin(struct npl_launch_node *l);
+/* Exec the one instance with its own variables added; returns (-1, an error) only on failure. */
+int npl_launch_exec(struct npl_launch_node *l);
+/* Several instances share this node: start each, stay their parent, stop the others when one
+ * ends (SIGTERM, SIGKILL after grace seconds) and pass SIGINT/SIGTERM/SIGHUP on. The first
+ * one's end as an exit status: its code, or 128 + the signal. */
+int npl_launch_supervise(struct npl_launch_node *l, double grace);
+/* Free what l holds. */
+void npl_launch_release(struct npl_launch_node *l);
+
+#endif
