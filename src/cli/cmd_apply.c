@@ -1,29 +1,20 @@
 /*
  * cmd_apply.c: `npulaunch apply`: on a node, tune the host and launch this
  * node's role: the same launch as the rendered script, without a script in
- * between, and with a way back (tune --revert).
+ * between, and with a way back (tune --revert). This file finds the plan, the role
+ * and the node, checks, tunes and reports; the launch itself is launch.c's (launch.h).
  */
-#define _GNU_SOURCE /* execvpe, sched_setaffinity and the CPU_*_S macros */
 #include <errno.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/health.h"
+#include "npulaunch/launch.h"
 #include "npulaunch/preflight.h"
-#include "npulaunch/render.h"
 #include "npulaunch/text.h"
 #include "npulaunch/tune.h"
 
@@ -73,70 +64,24 @@ static void help(void)
 	     "  npulaunch apply kimi-k2.6 --tpot 20ms --model-path /m --draft-model-path /d --ifname eth0 --dry-run");
 }
 
+
 /* ---- this node --------------------------------------------------------------- */
 
-struct addrs {
-	char (*v)[INET6_ADDRSTRLEN];
-	int n;
-};
-
-static int local_addresses(struct npl_cli *cli, struct addrs *a)
-{
-	const char *forced = getenv("NPULAUNCH_NODE_IP");
-	struct ifaddrs *ifa, *p;
-	int n = 0;
-
-	a->n = 0;
-	if (forced && *forced) {
-		a->v = calloc(1, sizeof(*a->v));
-		if (!a->v)
-			npl_oom();
-		if (npl_ip_canonical(forced, a->v[0], sizeof(a->v[0])))
-			return npl_error(&cli->diag, NULL, "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
-		a->n = 1;
-		return 0;
-	}
-	if (getifaddrs(&ifa) != 0) {
-		a->v = NULL;
-		return 0;
-	}
-	for (p = ifa; p; p = p->ifa_next)
-		n++;
-	a->v = calloc((size_t)n + 1, sizeof(*a->v));
-	if (!a->v)
-		npl_oom();
-	for (p = ifa; p; p = p->ifa_next) {
-		const void *bin;
-
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			bin = &((const struct sockaddr_in *)(const void *)p->ifa_addr)->sin_addr;
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			bin = &((const struct sockaddr_in6 *)(const void *)p->ifa_addr)->sin6_addr;
-		else
-			continue;
-		if (inet_ntop(p->ifa_addr->sa_family, bin, a->v[a->n], sizeof(a->v[0])))
-			a->n++;
-	}
-	freeifaddrs(ifa);
-	return 0;
-}
-
-static const char *addrs_text(struct npl_cli *cli, const struct addrs *a)
+static const char *addrs_text(struct npl_cli *cli, const char *const *v, int n)
 {
 	struct npl_buf b = NPL_BUF_INIT;
 	const char *s;
 	int i;
 
-	for (i = 0; i < a->n; i++)
-		npl_buf_printf(&b, "%s%s", i ? " " : "", a->v[i]);
-	s = npl_arena_strdup(&cli->arena, a->n ? npl_buf_str(&b) : "no address");
+	for (i = 0; i < n; i++)
+		npl_buf_printf(&b, "%s%s", i ? " " : "", v[i]);
+	s = npl_arena_strdup(&cli->arena, n ? npl_buf_str(&b) : "no address");
 	npl_buf_release(&b);
 	return s;
 }
 
-/* The nodes a role runs on (instances that share a node count once). */
+/* The nodes a role runs on (instances that share a node count once), for the message that asks
+ * for that many addresses; npl_plan_node_of() counts them the same way. */
 static int nodes_count(const cJSON *role)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(role, "nodes_count");
@@ -144,249 +89,85 @@ static int nodes_count(const cJSON *role)
 	return cJSON_IsNumber(n) ? n->valueint : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes"));
 }
 
-/* This node's index in the role's node list, -1 when none matches, -2 when the list is not known. */
-static int node_of(const cJSON *role, const struct npl_site *site, const struct addrs *a)
+/* The role: named, or the one server role whose list holds this node (or the one server role
+ * without a list). NULL with *rc set when there is none or more than one. */
+static const cJSON *pick_role(struct npl_cli *cli, const cJSON *plan, const struct npl_launch_node *l, const char *name,
+			      int *rc)
 {
-	const char *list = npl_json_str(role, "node_list");
-	const struct npl_site_value *v;
-	int k, i, j;
+	const cJSON *role = NULL, *only = NULL, *it;
+	int matches = 0, servers_without_list = 0;
+	struct npl_buf b = NPL_BUF_INIT;
 
-	if (!list)
-		return 0;
-	k = npl_site_key_from_name(list);
-	v = &site->key[k];
-	if (v->n < nodes_count(role))
-		return -2;
-	for (i = 0; i < v->n; i++)
-		for (j = 0; j < a->n; j++)
-			if (!strcmp(v->v[i], a->v[j]))
-				return i;
-	return -1;
-}
-
-/* ---- the environment ------------------------------------------------------------ */
-
-struct env {
-	char **v;
-	int n, cap;
-};
-
-static void env_set(struct env *e, const char *name, const char *value)
-{
-	size_t nl = strlen(name);
-	char *entry = malloc(nl + strlen(value) + 2);
-	int i;
-
-	if (!entry)
-		npl_oom();
-	sprintf(entry, "%s=%s", name, value);
-	for (i = 0; i < e->n; i++)
-		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
-			free(e->v[i]);
-			e->v[i] = entry;
-			return;
-		}
-	if (e->n + 1 >= e->cap) {
-		e->cap = e->cap ? e->cap * 2 : 64;
-		e->v = realloc(e->v, (size_t)e->cap * sizeof(*e->v));
-		if (!e->v)
-			npl_oom();
+	if (name) {
+		if ((role = npl_plan_role(plan, name)))
+			return role;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
+			npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
+		*rc = npl_cli_usage_error("apply", "recipe '%s' has no role '%s' (its roles: %s)",
+					  npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"),
+					  name, npl_buf_str(&b));
+		npl_buf_release(&b);
+		return NULL;
 	}
-	e->v[e->n++] = entry;
-	e->v[e->n] = NULL;
-}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
+		const char *prog = npl_json_str(it, "program");
 
-static void env_unset(struct env *e, const char *name)
-{
-	size_t nl = strlen(name);
-	int i;
-
-	for (i = 0; i < e->n; i++)
-		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
-			free(e->v[i]);
-			e->v[i] = e->v[--e->n];
-			e->v[e->n] = NULL;
-			return;
-		}
-}
-
-static const char *env_get(const struct env *e, const char *name)
-{
-	size_t nl = strlen(name);
-	int i;
-
-	for (i = 0; i < e->n; i++)
-		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=')
-			return e->v[i] + nl + 1;
-	return NULL;
-}
-
-static void env_from(struct env *e, char **src)
-{
-	memset(e, 0, sizeof(*e));
-	for (; src && *src; src++) {
-		char *eq = strchr(*src, '=');
-
-		if (eq) {
-			char *name = strndup(*src, (size_t)(eq - *src));
-
-			if (!name)
-				npl_oom();
-			env_set(e, name, eq + 1);
-			free(name);
-		}
-	}
-	if (!e->v) {
-		e->cap = 8;
-		e->v = calloc((size_t)e->cap, sizeof(*e->v));
-		if (!e->v)
-			npl_oom();
-	}
-}
-
-/* An entry of a plan's env list: set, or prepend/append to what is there. */
-static void env_put(struct env *e, const cJSON *item, const char *v)
-{
-	const char *name = npl_json_str(item, "name"), *op = npl_json_str(item, "op");
-	const char *old = env_get(e, name), *sep = npl_json_str(item, "sep");
-	char *joined;
-
-	if (!op || !old || !*old) {
-		env_set(e, name, v);
-		return;
-	}
-	if (!sep)
-		sep = ":";
-	joined = malloc(strlen(v) + strlen(sep) + strlen(old) + 1);
-	if (!joined)
-		npl_oom();
-	if (!strcmp(op, "prepend"))
-		sprintf(joined, "%s%s%s", v, sep, old);
-	else
-		sprintf(joined, "%s%s%s", old, sep, v);
-	env_set(e, name, joined);
-	free(joined);
-}
-
-static int env_before_source(const cJSON *item)
-{
-	const char *when = npl_json_str(item, "when");
-
-	return when && !strcmp(when, "before-source");
-}
-
-static void env_release(struct env *e)
-{
-	int i;
-
-	for (i = 0; i < e->n; i++)
-		free(e->v[i]);
-	free(e->v);
-	memset(e, 0, sizeof(*e));
-}
-
-/*
- * Source the files in bash, as the scripts do, and take the environment it leaves. It comes back
- * in an anonymous file, not a pipe: a file may start a program in the background, which inherits
- * the descriptor, and a pipe would not end until that program does.
- */
-static int source_files(struct env *e, const char *const *files, int n, struct npl_diag *d)
-{
-	const char *prog = "for f; do . \"$f\"; done; command -p env -0 >&3";
-	char **argv = calloc((size_t)n + 5, sizeof(*argv));
-	struct npl_buf out = NPL_BUF_INIT;
-	const char *shlvl = env_get(e, "SHLVL");
-	char *keep_shlvl = shlvl ? strdup(shlvl) : NULL;
-	int fd, status, i;
-	pid_t pid;
-
-	if (!argv)
-		npl_oom();
-	argv[0] = "bash";
-	argv[1] = "-c";
-	argv[2] = (char *)prog;
-	argv[3] = "bash";
-	for (i = 0; i < n; i++)
-		argv[4 + i] = (char *)files[i];
-	fd = memfd_create("npulaunch-env", MFD_CLOEXEC);
-	if (fd < 0) {
-		char tmpl[] = "/tmp/npulaunch-env-XXXXXX";
-
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-	}
-	if (fd < 0) {
-		free(argv);
-		free(keep_shlvl);
-		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
-	}
-	pid = fork();
-	if (pid < 0) {
-		close(fd);
-		free(argv);
-		free(keep_shlvl);
-		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		/* what the files print goes to stderr; the environment comes back on fd 3 */
-		if (dup2(fd, 3) < 0)
-			_exit(127);
-		dup2(2, 1);
-		execvpe("bash", argv, e->v);
-		_exit(127);
-	}
-	free(argv);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	for (off_t off = 0;;) {
-		char buf[65536];
-		ssize_t r = pread(fd, buf, sizeof(buf), off);
-
-		if (r < 0 && errno == EINTR)
+		if (!prog || strcmp(prog, "server"))
 			continue;
-		if (r <= 0)
-			break;
-		npl_buf_add(&out, buf, (size_t)r);
-		off += r;
-	}
-	close(fd);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !out.len) {
-		npl_buf_release(&out);
-		free(keep_shlvl);
-		return npl_error(d, NULL, "sourcing the env files failed (bash exited %d)",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	}
-	env_release(e);
-	memset(e, 0, sizeof(*e));
-	{
-		const char *p = out.data, *end = out.data + out.len;
-
-		while (p < end) {
-			size_t len = strnlen(p, (size_t)(end - p));
-			const char *eq = memchr(p, '=', len);
-
-			if (eq) {
-				char *name = strndup(p, (size_t)(eq - p)), *val = strndup(eq + 1, len - (size_t)(eq - p) - 1);
-
-				if (!name || !val)
-					npl_oom();
-				env_set(e, name, val);
-				free(name);
-				free(val);
-			}
-			p += len + 1;
+		if (!npl_json_str(it, "node_list")) {
+			servers_without_list++;
+			only = only ? only : it;
+			continue;
+		}
+		if (npl_plan_node_of(it, l->site, l->addrs, l->naddrs) >= 0) {
+			matches++;
+			role = it;
+			npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
 		}
 	}
-	/* bash's own bookkeeping is not the recipe's */
-	env_unset(e, "_");
-	if (keep_shlvl)
-		env_set(e, "SHLVL", keep_shlvl);
-	else
-		env_unset(e, "SHLVL");
-	free(keep_shlvl);
-	npl_buf_release(&out);
-	return 0;
+	if (matches > 1) {
+		*rc = npl_cli_usage_error("apply", "this node (%s) is in the lists of %s: say which with --role",
+					  addrs_text(cli, l->addrs, l->naddrs), npl_buf_str(&b));
+		npl_buf_release(&b);
+		return NULL;
+	}
+	npl_buf_release(&b);
+	if (!matches && servers_without_list == 1)
+		role = only;
+	if (!role)
+		*rc = npl_cli_usage_error("apply", "this node (%s) is in no role's list: say which with --role, or give the addresses (--node-ip, --prefill-ip, --decode-ip)",
+					  addrs_text(cli, l->addrs, l->naddrs));
+	return role;
+}
+
+/* This node's index in l->role's node list; -1 with the error printed when the list is not
+ * known or does not hold this node. */
+static int node_index(struct npl_cli *cli, const struct npl_launch_node *l)
+{
+	const char *list = npl_json_str(l->role, "node_list");
+	int idx = npl_plan_node_of(l->role, l->site, l->addrs, l->naddrs), k;
+
+	if (idx == -2) {
+		k = npl_site_key_from_name(list);
+		npl_error(&cli->diag, NULL, "%s needs %d address%s in rank order: give --%s once per node, or export %s='ADDRESS ...'",
+			  list, nodes_count(l->role), nodes_count(l->role) == 1 ? "" : "es", list,
+			  k >= 0 ? npl_site_var(k) : list);
+		npl_cli_flush(cli);
+		return -1;
+	}
+	if (idx < 0) {
+		const struct npl_site_value *v = &l->site->key[npl_site_key_from_name(list)];
+		struct npl_buf b = NPL_BUF_INIT;
+
+		for (int i = 0; i < v->n; i++)
+			npl_buf_printf(&b, "%s%s", i ? " " : "", v->v[i]);
+		npl_error(&cli->diag, NULL, "this host (%s) is not in the %s list (%s): run it on one of those nodes, or set NPULAUNCH_NODE_IP",
+			  addrs_text(cli, l->addrs, l->naddrs), list, npl_buf_str(&b));
+		npl_buf_release(&b);
+		npl_cli_flush(cli);
+		return -1;
+	}
+	return idx;
 }
 
 /* ---- apply ------------------------------------------------------------------------ */
@@ -405,382 +186,20 @@ static const char *bundle_manifest(struct npl_cli *cli, const char *arg)
 	return arg && npl_ends_with(arg, ".json") && stat(arg, &st) == 0 ? arg : NULL;
 }
 
-/* Resolve a plan value; on a missing site value, say what to set. */
-/* --dry-run: a value that cannot be resolved is printed as <KEY> (and still reported) */
-static int placeholders;
-
-static char *value(struct npl_cli *cli, const char *pv, const struct npl_site *site, int *bad)
-{
-	struct npl_buf b = NPL_BUF_INIT;
-	int missing = -1;
-
-	if (npl_pval_resolve(&b, pv, site, &missing)) {
-		if (!(*bad & (1 << missing)))
-			npl_error(&cli->diag, NULL, "%s is not set: give --%s, export %s, or render with --%s",
-				  npl_site_key_name(missing), npl_site_key_name(missing), npl_site_var(missing),
-				  npl_site_key_name(missing));
-		*bad |= 1 << missing;
-		b.len = 0;
-		if (placeholders) {
-			npl_pval_display(&b, pv, site);
-			return npl_buf_detach(&b);
-		}
-		npl_buf_release(&b);
-		return NULL;
-	}
-	return npl_buf_detach(&b);
-}
-
-/* s as one shell word that is also safe on a terminal: quoted as the scripts quote it, or, when
- * it holds a control character or bytes that are not UTF-8, as bash's $'...' with \xNN escapes
- * (the same bytes for bash, and no escape sequence reaches the terminal). */
-static void print_word(FILE *fp, const char *s)
-{
-	struct npl_buf b = NPL_BUF_INIT;
-	size_t n = strlen(s);
-
-	npl_escape(&b, s, n, 0);
-	if (b.len == n && !memcmp(b.data, s, n)) {
-		b.len = 0;
-		npl_shell_quote(&b, s);
-	} else {
-		b.len = 0;
-		npl_buf_puts(&b, "$'");
-		for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-			if (*p == '\\' || *p == '\'')
-				npl_buf_printf(&b, "\\%c", *p);
-			else if (*p < 0x20 || *p >= 0x7f)
-				npl_buf_printf(&b, "\\x%02x", *p);
-			else
-				npl_buf_putc(&b, (char)*p);
-		}
-		npl_buf_putc(&b, '\'');
-	}
-	fputs(npl_buf_str(&b), fp);
-	npl_buf_release(&b);
-}
-
-/* One server instance this node runs: its plan entry and its argv (NULL-terminated). */
-struct inst {
-	const cJSON *node;
-	char **argv;
-	int argc, cap;
-};
-
-/* Add an argument; NULL (a value that could not be resolved, already reported) adds nothing. */
-static void inst_arg(struct inst *in, char *a)
-{
-	if (!a)
-		return;
-	if (in->argc + 2 > in->cap) {
-		in->cap = in->cap ? in->cap * 2 : 64;
-		in->argv = realloc(in->argv, (size_t)in->cap * sizeof(*in->argv));
-		if (!in->argv)
-			npl_oom();
-	}
-	in->argv[in->argc++] = a;
-	in->argv[in->argc] = NULL;
-}
-
-/* Add a plan node's environment to e: the part placed before the env files, or the rest. */
-static void env_add(struct npl_cli *cli, struct env *e, const cJSON *node, int before, const struct npl_site *site,
-		    int *bad)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		char *v;
-
-		if (env_before_source(it) != before)
-			continue;
-		v = value(cli, npl_json_str(it, "value"), site, bad);
-		env_put(e, it, v ? v : "");
-		free(v);
-	}
-}
-
-/* Print that part as the shell lines that would set it. */
-static void print_env(struct npl_cli *cli, const cJSON *node, int before, const struct npl_site *site, int *bad)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		const char *op = npl_json_str(it, "op"), *name = npl_json_str(it, "name"), *sep = npl_json_str(it, "sep");
-		char *v;
-
-		if (env_before_source(it) != before)
-			continue;
-		/* a manifest's names and separators reach the terminal escaped */
-		name = npl_escape_in(&cli->arena, name ? name : "");
-		sep = npl_escape_in(&cli->arena, sep ? sep : ":");
-		v = value(cli, npl_json_str(it, "value"), site, bad);
-		printf("export %s=", name);
-		if (op && !strcmp(op, "append"))
-			printf("\"${%s:+$%s%s}\"", name, name, sep);
-		print_word(stdout, v ? v : "");
-		if (op && !strcmp(op, "prepend"))
-			printf("\"${%s:+%s$%s}\"", name, sep, name);
-		printf("%s\n", before ? "  # before the env files" : "");
-		free(v);
-	}
-}
-
-/* exec argv in environment e; PATH of that environment decides which program runs. Returns on failure. */
-static void exec_in(const struct env *e, char **argv)
-{
-	const char *path = env_get(e, "PATH");
-
-	if (path)
-		setenv("PATH", path, 1);
-	execvpe(argv[0], argv, e->v);
-}
-
-static double mono_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/*
- * Several instances share this node: start each with the common environment plus its own,
- * and stay as their parent, as the script does. When one ends, stop the others (SIGTERM, then
- * SIGKILL after NPULAUNCH_STOP_TIMEOUT seconds, default 30); its status is the exit code.
- * SIGINT, SIGTERM and SIGHUP are passed on to every instance.
- */
-static int supervise(struct npl_cli *cli, struct inst *v, int n, const struct env *common,
-		     const struct npl_site *site, int *bad, double grace)
-{
-	pid_t *pids = calloc((size_t)n, sizeof(*pids));
-	sigset_t set, old;
-	int live = 0, first = -1, status = 0, k, stopping = 0;
-	double deadline = 0;
-
-	if (!pids)
-		npl_oom();
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	for (k = 0; k < n; k++) {
-		struct env e;
-
-		env_from(&e, common->v);
-		env_add(cli, &e, v[k].node, 0, site, bad);
-		pids[k] = fork();
-		if (pids[k] == 0) {
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			exec_in(&e, v[k].argv);
-			fprintf(stderr, "npulaunch: apply: cannot run %s: %s\n", v[k].argv[0], strerror(errno));
-			_exit(127);
-		}
-		env_release(&e);
-		if (pids[k] < 0) {
-			npl_error(&cli->diag, NULL, "cannot start instance %d: %s", k, strerror(errno));
-			npl_cli_flush(cli);
-			status = 1 << 8; /* as if it had exited 1 */
-			first = k;
-			break;
-		}
-		live++;
-	}
-	if (first >= 0) {
-		for (int j = 0; j < k; j++)
-			kill(pids[j], SIGTERM);
-		stopping = 1;
-		deadline = mono_seconds() + grace;
-	}
-	while (live > 0) {
-		/* a second at most between looks, and never past the deadline of a stop */
-		double left = stopping ? deadline - mono_seconds() : 1;
-		struct timespec wait = {0, 0};
-		siginfo_t si;
-		int sig;
-		pid_t p;
-		int ws;
-
-		if (left > 1)
-			left = 1;
-		if (left > 0) {
-			wait.tv_sec = (time_t)left;
-			wait.tv_nsec = (long)((left - (double)wait.tv_sec) * 1e9);
-		}
-		sig = sigtimedwait(&set, &si, &wait);
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-			for (int j = 0; j < n; j++)
-				if (pids[j] > 0)
-					kill(pids[j], sig);
-		}
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0) {
-			for (int j = 0; j < n; j++)
-				if (pids[j] == p) {
-					pids[j] = 0;
-					live--;
-					if (first < 0) {
-						first = j;
-						status = ws;
-					}
-				}
-		}
-		if (first >= 0 && !stopping) {
-			fprintf(stderr, "npulaunch: apply: instance %d ended (%s %d): stopping the others\n",
-				npl_json_int(v[first].node, "instance", first),
-				WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-			for (int j = 0; j < n; j++)
-				if (pids[j] > 0)
-					kill(pids[j], SIGTERM);
-			stopping = 1;
-			deadline = mono_seconds() + grace;
-		}
-		if (stopping == 1 && live > 0 && mono_seconds() >= deadline) {
-			for (int j = 0; j < n; j++)
-				if (pids[j] > 0)
-					kill(pids[j], SIGKILL);
-			stopping = 2;
-			deadline = mono_seconds() + 3600;
-		}
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	free(pids);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* The preflight checks of this node's role (preflight.h): warnings and failures printed; a
- * failure stops apply before anything changes. 0, or an exit code. */
-static int preflight(struct npl_cli *cli, const cJSON *plan, const cJSON *role, const struct npl_site *site,
-		     const char *root, int idx, const struct addrs *a, const char *manifest)
-{
-	const char *list = npl_json_str(role, "node_list");
-	struct npl_preflight_opts po;
-	struct npl_preflight pf;
-	struct npl_pf_ifaces ifs;
-	int rc = NPL_EXIT_OK;
-
-	memset(&po, 0, sizeof(po));
-	po.plan = plan;
-	po.role = role;
-	po.site = site;
-	po.root = root;
-	po.source = manifest;
-	po.node = idx;
-	po.node_ip = list ? site->key[npl_site_key_from_name(list)].v[idx] : NULL;
-	po.local = addrs_text(cli, a);
-	po.ifaces = npl_pf_ifaces_read(&ifs, &cli->arena) == 0 ? &ifs : NULL;
-	po.timeout = 10;
-	npl_preflight_run(&pf, &po);
-	if (pf.failed || pf.warned)
-		npl_preflight_print(stderr, &pf, 0);
-	if (pf.failed) {
-		fprintf(stderr, "npulaunch: apply: preflight failed: nothing was changed (--no-preflight skips it)\n");
-		rc = NPL_EXIT_FAIL;
-	}
-	npl_preflight_release(&pf);
-	return rc;
-}
-
 /* NPULAUNCH_STOP_TIMEOUT: how long instances that share a node get to stop. */
 static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 3600, 0};
 
-/* A plan node's environment, as JSON: [{name, value, op, sep, before_source}]. */
-static void env_json(struct npl_cli *cli, cJSON *a, const cJSON *node, int before, const struct npl_site *site,
-		     int *bad)
-{
-	const cJSON *it;
+/* What the command line and the environment ask of apply. */
+struct apply_opts {
+	struct npl_cli_recipe_opts ro;
+	const char *role_name, *root, *journal, *cpus, *arg;
+	int dry, json, no_preflight, help;
+	double grace;
+};
 
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		cJSON *e;
-		char *v;
-
-		if (env_before_source(it) != before)
-			continue;
-		e = cJSON_CreateObject();
-		v = value(cli, npl_json_str(it, "value"), site, bad);
-		cJSON_AddStringToObject(e, "name", npl_json_str(it, "name"));
-		cJSON_AddStringToObject(e, "value", v ? v : "");
-		cJSON_AddStringToObject(e, "op", npl_json_str(it, "op") ? npl_json_str(it, "op") : "set");
-		if (npl_json_str(it, "op"))
-			cJSON_AddStringToObject(e, "sep", npl_json_str(it, "sep") ? npl_json_str(it, "sep") : ":");
-		cJSON_AddBoolToObject(e, "before_source", before);
-		cJSON_AddItemToArray(a, e);
-		free(v);
-	}
-}
-
-/*
- * apply --dry-run --json: {recipe, role, node, addresses, tuning: [{name, path, current, wanted,
- * ok}], unset, source, env (before the env files), cpus, wait: [urls], instances: [{instance,
- * slot, env, argv}], stops: [messages]}; what a real run would stop on is in stops too.
- */
-static void dry_run_json(struct npl_cli *cli, const cJSON *plan, const cJSON *role, const char *role_name, int idx,
-			 const struct addrs *addrs, const struct npl_tune *t, char **files, int nfiles,
-			 const cJSON *node, const struct inst *inst, int ninst, const struct npl_site *site, int *bad,
-			 const char *cpus, const char *const *wait_urls, int nwait, double wait_timeout)
-{
-	cJSON *o = cJSON_CreateObject(), *a, *env = cJSON_CreateArray(), *stops = cJSON_CreateArray();
-	const cJSON *it;
-	char *text, ub[1024];
-	int i;
-
-	cJSON_AddStringToObject(o, "recipe", npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"));
-	cJSON_AddStringToObject(o, "role", role_name);
-	cJSON_AddNumberToObject(o, "node", idx);
-	a = cJSON_AddArrayToObject(o, "addresses");
-	for (i = 0; i < addrs->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(addrs->v[i]));
-	if (t->root) {
-		a = npl_tune_json(t);
-		cJSON_AddItemToObject(o, "tuning", cJSON_DetachItemFromObjectCaseSensitive(a, "items"));
-		cJSON_Delete(a);
-	} else {
-		cJSON_AddArrayToObject(o, "tuning");   /* the router and the benchmark tune nothing */
-	}
-	a = cJSON_AddArrayToObject(o, "unset");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
-		cJSON_AddItemToArray(a, cJSON_CreateString(npl_json_str(it, "name")));
-	a = cJSON_AddArrayToObject(o, "source");
-	for (i = 0; i < nfiles; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(files[i]));
-	env_json(cli, env, node, 1, site, bad);
-	cJSON_AddItemToObject(o, "env", env);
-	if (cpus)
-		cJSON_AddStringToObject(o, "cpus", cpus);
-	else
-		cJSON_AddNullToObject(o, "cpus");
-	a = cJSON_AddArrayToObject(o, "wait");
-	for (i = 0; i < nwait; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(npl_url_redacted(wait_urls[i], ub, sizeof(ub))));
-	cJSON_AddNumberToObject(o, "wait_timeout_s", wait_timeout);
-	a = cJSON_AddArrayToObject(o, "instances");
-	for (int k = 0; k < ninst; k++) {
-		cJSON *e = cJSON_CreateObject(), *ie = cJSON_CreateArray(), *argv = cJSON_CreateArray();
-
-		cJSON_AddNumberToObject(e, "instance", npl_json_int(inst[k].node, "instance", k));
-		cJSON_AddNumberToObject(e, "slot", npl_json_int(inst[k].node, "slot", 0));
-		env_json(cli, ie, inst[k].node, 0, site, bad);
-		cJSON_AddItemToObject(e, "env", ie);
-		for (i = 0; i < inst[k].argc; i++)
-			cJSON_AddItemToArray(argv, cJSON_CreateString(inst[k].argv[i]));
-		cJSON_AddItemToObject(e, "argv", argv);
-		cJSON_AddItemToArray(a, e);
-	}
-	for (i = 0; i < cli->diag.n; i++)
-		if (cli->diag.v[i].sev == NPL_ERROR) {
-			char *m = npl_diag_format(&cli->diag, &cli->diag.v[i], 0);
-
-			cJSON_AddItemToArray(stops, cJSON_CreateString(m));
-			free(m);
-		}
-	cJSON_AddItemToObject(o, "stops", stops);
-	text = cJSON_Print(o);
-	puts(text);
-	cJSON_free(text);
-	cJSON_Delete(o);
-}
-
-int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
+/* The options, NPULAUNCH_ROOT, NPULAUNCH_STOP_TIMEOUT and NPULAUNCH_PREFLIGHT; 0 or an exit code
+ * (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_opts *o)
 {
 	static const struct option own[] = {
 		{"role", required_argument, NULL, 'r'},
@@ -794,44 +213,23 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	struct npl_tune t;
-	struct npl_site site;
-	struct env env = {0};
-	struct addrs addrs = {0};
-	const char *role_name = NULL, *root = getenv("NPULAUNCH_ROOT"), *journal = NULL, *cpus = NULL;
-	int root_from_env = 1;
-	const char *arg;
-	const cJSON *role = NULL, *node, *it;
-	cJSON *plan = NULL;
-	char **files = NULL;
-	struct inst *inst = NULL;
-	int dry = 0, c, rc = NPL_EXIT_OK, idx, bad = 0, ninst = 0, nfiles = 0, tuned = 0, no_preflight = 0, json = 0;
-	struct npl_endpoint *eps = NULL;
-	const char *wait_urls[256];
-	int nwait = 0;
-	double wait_timeout = 0, grace = 30;
-	cpu_set_t *mask = NULL;
-	size_t masksz = 0;
+	const char *pre = getenv("NPULAUNCH_PREFLIGHT");
+	int root_from_env = 1, c, rc = NPL_EXIT_OK;
 
-	memset(&ro, 0, sizeof(ro));
-	ro.check = 1;
-	memset(&t, 0, sizeof(t));
-	memset(&site, 0, sizeof(site));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': role_name = optarg; break;
-		case 'n': dry = 1; break;
-		case 'R': root = optarg; root_from_env = 0; break;
-		case 'c': cpus = optarg; break;
-		case 'J': journal = optarg; break;
-		case 'j': json = 1; break;
-		case 'P': no_preflight = 1; break;
-		case 'h': help(); goto out;
+		case 'r': o->role_name = optarg; break;
+		case 'n': o->dry = 1; break;
+		case 'R': o->root = optarg; root_from_env = 0; break;
+		case 'c': o->cpus = optarg; break;
+		case 'J': o->journal = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'P': o->no_preflight = 1; break;
+		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("apply", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
-			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+			if (npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
 				rc = NPL_EXIT_USAGE;
 				goto out;
 			}
@@ -842,385 +240,266 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
-	if (root && root_from_env && !*root)
-		root = NULL;
-	if (root && root[0] != '/') {
+	if (o->root && root_from_env && !*o->root)
+		o->root = NULL;
+	if (o->root && o->root[0] != '/') {
 		rc = npl_cli_usage_error("apply", "%s must be an absolute path, not '%s'",
-					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
 		goto out;
 	}
-	if (root && !strcmp(root, "/"))
-		root = NULL;
-	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &grace)))
+	if (o->root && !strcmp(o->root, "/"))
+		o->root = NULL;
+	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &o->grace)))
 		goto out;
-	{
-		/* the scripts read the same switch */
-		const char *pre = getenv("NPULAUNCH_PREFLIGHT");
-
-		if (pre && *pre && strcmp(pre, "0") && strcmp(pre, "1")) {
-			rc = npl_cli_usage_error("apply", "NPULAUNCH_PREFLIGHT '%s' is not 0 (skip the preflight checks) or 1", pre);
-			goto out;
-		}
-		no_preflight |= pre && !strcmp(pre, "0");
+	/* the scripts read the same switch */
+	if (pre && *pre && strcmp(pre, "0") && strcmp(pre, "1")) {
+		rc = npl_cli_usage_error("apply", "NPULAUNCH_PREFLIGHT '%s' is not 0 (skip the preflight checks) or 1", pre);
+		goto out;
 	}
-	if (json && !dry) {
+	o->no_preflight |= pre && !strcmp(pre, "0");
+	if (o->json && !o->dry) {
 		rc = npl_cli_usage_error("apply", "--json reports a dry run: give --dry-run too");
 		goto out;
 	}
-	arg = optind < argc ? argv[optind] : NULL;
-	placeholders = dry;
-	if ((rc = npl_cli_site(cli, &ro)))
-		goto out;
+	o->arg = optind < argc ? argv[optind] : NULL;
+out:
+	free(opts);
+	return rc;
+}
 
-	/* the plan: a rendered bundle, or a recipe resolved here */
-	if (!(plan = npl_cli_plan(cli, arg, &ro, &rc)))
-		goto out;
-	npl_plan_site(plan, &site, &cli->arena);
-	if (local_addresses(cli, &addrs)) {
+/* The router starts once every server answers: the servers' URLs into l->wait, and how long to
+ * wait (NPULAUNCH_WAIT_TIMEOUT). 0, or an exit code. */
+static int router_waits(struct npl_cli *cli, struct npl_launch_node *l, const char **urls)
+{
+	struct npl_endpoint *eps = NULL;
+	int i, rc, nep = npl_cli_endpoints(cli, l->plan, 0, &eps);
+
+	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_WAIT_TIMEOUT", &npl_cli_wait_seconds, 1800, &l->wait_timeout))) {
 		npl_cli_flush(cli);
-		rc = NPL_EXIT_USAGE;
-		goto out;
+		return rc;
 	}
+	for (i = 0; i < nep; i++)
+		if (eps[i].url)
+			urls[l->nwait < 255 ? l->nwait++ : l->nwait] = eps[i].url;
+	return 0;
+}
 
-	/* the role: named, or the one this node's address belongs to */
-	if (role_name) {
-		role = npl_plan_role(plan, role_name);
-		if (!role) {
-			struct npl_buf b = NPL_BUF_INIT;
+/* The tuning of the role, read and checked: a dry run only reads the host (any user may run
+ * it), then asks what a real run could not write. */
+static void collect_tuning(struct npl_cli *cli, struct npl_launch_node *l, struct npl_tune *t, const char *root,
+			   const char *manifest, int dry)
+{
+	const cJSON *tuning = cJSON_GetObjectItemCaseSensitive(l->role, "tuning");
 
-			cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
-				npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
-			rc = npl_cli_usage_error("apply", "recipe '%s' has no role '%s' (its roles: %s)",
-						 npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"),
-						 role_name, npl_buf_str(&b));
-			npl_buf_release(&b);
-			goto out;
-		}
-	} else {
-		const cJSON *only = NULL;
-		int matches = 0, servers_without_list = 0;
-		struct npl_buf b = NPL_BUF_INIT;
+	if (!tuning)
+		return;
+	if (npl_tune_collect_ex(t, tuning, root, manifest, dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
+		l->bad |= NPL_LAUNCH_BAD_TUNE;
+	else if (dry && npl_tune_writable(t, &cli->diag))
+		l->bad |= NPL_LAUNCH_BAD_TUNE;
+}
 
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
-			const char *prog = npl_json_str(it, "program");
+/* The preflight checks of this node's role (preflight.h): warnings and failures printed; a
+ * failure stops apply before anything changes. 0, or an exit code. */
+static int preflight(struct npl_cli *cli, const struct npl_launch_node *l, const char *root, const char *manifest)
+{
+	const char *list = npl_json_str(l->role, "node_list");
+	struct npl_preflight_opts po;
+	struct npl_preflight pf;
+	struct npl_pf_ifaces ifs;
+	int rc = NPL_EXIT_OK;
 
-			if (!prog || strcmp(prog, "server"))
-				continue;
-			if (!npl_json_str(it, "node_list")) {
-				servers_without_list++;
-				only = only ? only : it;
-				continue;
-			}
-			if (node_of(it, &site, &addrs) >= 0) {
-				matches++;
-				role = it;
-				npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_json_str(it, "role"));
-			}
-		}
-		if (matches > 1) {
-			rc = npl_cli_usage_error("apply", "this node (%s) is in the lists of %s: say which with --role",
-						 addrs_text(cli, &addrs), npl_buf_str(&b));
-			npl_buf_release(&b);
-			goto out;
-		}
-		npl_buf_release(&b);
-		if (!matches && servers_without_list == 1)
-			role = only;
-		if (!role) {
-			rc = npl_cli_usage_error("apply", "this node (%s) is in no role's list: say which with --role, or give the addresses (--node-ip, --prefill-ip, --decode-ip)",
-						 addrs_text(cli, &addrs));
-			goto out;
-		}
-		role_name = npl_json_str(role, "role");
-	}
-	idx = node_of(role, &site, &addrs);
-	if (idx == -2) {
-		const char *list = npl_json_str(role, "node_list");
-		int k = npl_site_key_from_name(list);
-
-		rc = NPL_EXIT_USAGE;
-		npl_error(&cli->diag, NULL, "%s needs %d address%s in rank order: give --%s once per node, or export %s='ADDRESS ...'",
-			  list, nodes_count(role), nodes_count(role) == 1 ? "" : "es", list, npl_site_var(k));
-		npl_cli_flush(cli);
-		goto out;
-	}
-	if (idx < 0) {
-		const char *list = npl_json_str(role, "node_list");
-		const struct npl_site_value *v = &site.key[npl_site_key_from_name(list)];
-		struct npl_buf b = NPL_BUF_INIT;
-
-		for (int i = 0; i < v->n; i++)
-			npl_buf_printf(&b, "%s%s", i ? " " : "", v->v[i]);
-		npl_error(&cli->diag, NULL, "this host (%s) is not in the %s list (%s): run it on one of those nodes, or set NPULAUNCH_NODE_IP",
-			  addrs_text(cli, &addrs), list, npl_buf_str(&b));
-		npl_buf_release(&b);
-		npl_cli_flush(cli);
-		rc = NPL_EXIT_USAGE;
-		goto out;
-	}
-	/* the instances this node runs: one, or several that share it (each on its own dies) */
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
-		if (npl_json_int(it, "index", -1) == idx)
-			ninst++;
-	inst = calloc((size_t)ninst + 1, sizeof(*inst));
-	files = calloc((size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "source")) + 1, sizeof(*files));
-	if (!inst || !files)
-		npl_oom();
-	ninst = 0;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
-		if (npl_json_int(it, "index", -1) == idx)
-			inst[ninst++].node = it;
-	if (!ninst) {
-		npl_error(&cli->diag, NULL, "the plan has no launch for node %d of the %s", idx, role_name);
-		npl_cli_flush(cli);
+	memset(&po, 0, sizeof(po));
+	po.plan = l->plan;
+	po.role = l->role;
+	po.site = l->site;
+	po.root = root;
+	po.source = manifest;
+	po.node = l->node;
+	po.node_ip = list ? l->site->key[npl_site_key_from_name(list)].v[l->node] : NULL;
+	po.local = addrs_text(cli, l->addrs, l->naddrs);
+	po.ifaces = npl_pf_ifaces_read(&ifs, &cli->arena) == 0 ? &ifs : NULL;
+	po.timeout = 10;
+	npl_preflight_run(&pf, &po);
+	if (pf.failed || pf.warned)
+		npl_preflight_print(stderr, &pf, 0);
+	if (pf.failed) {
+		fprintf(stderr, "npulaunch: apply: preflight failed: nothing was changed (--no-preflight skips it)\n");
 		rc = NPL_EXIT_FAIL;
-		goto out;
 	}
-	node = inst[0].node;
+	npl_preflight_release(&pf);
+	return rc;
+}
 
-	/* everything the launch needs, resolved before anything changes */
-	for (int k = 0; k < ninst; k++) {
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "launch"))
-			inst_arg(&inst[k], value(cli, it->valuestring, &site, &bad));
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "flags")) {
-			const cJSON *v;
+/* --dry-run: the whole plan, whatever the host lacks; then what a real run would stop on. */
+static int dry_run(struct npl_cli *cli, struct npl_launch_node *l, int json)
+{
+	int rc = NPL_EXIT_OK;
 
-			inst_arg(&inst[k], strdup(npl_json_str(it, "flag")));
-			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values"))
-				inst_arg(&inst[k], value(cli, v->valuestring, &site, &bad));
-		}
+	if (json)
+		npl_launch_dry_json(l);
+	else
+		npl_launch_dry_text(l);
+	if (cli->diag.errors) {
+		fprintf(stderr, "npulaunch: apply: --dry-run: a real run would stop on:\n");
+		rc = l->bad & ~NPL_LAUNCH_BAD_TUNE ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
 	}
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "source")) {
-		char *p = value(cli, npl_json_str(it, "path"), &site, &bad);
+	npl_cli_flush(cli);
+	return rc;
+}
 
-		if (p) {
-			files[nfiles] = root ? npl_arena_printf(&cli->arena, "%s%s", root, p) : npl_arena_strdup(&cli->arena, p);
-			if (access(files[nfiles], R_OK) != 0)
-				npl_error(&cli->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)",
-					  files[nfiles], strerror(errno));
-			nfiles++;
-		}
-		free(p);
+/* The router: wait until every server answers. 0, or an exit code. */
+static int wait_servers(const struct npl_launch_node *l)
+{
+	char herr[256];
+	int left;
+
+	if (!l->nwait || l->wait_timeout <= 0)
+		return NPL_EXIT_OK;
+	if (npl_health_init(herr, sizeof(herr))) {
+		fprintf(stderr, "npulaunch: apply: %s\n", herr);
+		return NPL_EXIT_FAIL;
 	}
-	/* the values of the environment, checked now */
-	for (int k = 0; k < ninst; k++)
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(inst[k].node, "env"))
-			free(value(cli, npl_json_str(it, "value"), &site, &bad));
-	if (!strcmp(role_name, "router")) {
-		/* the router starts once every server answers */
-		int i, nep = npl_cli_endpoints(cli, plan, 0, &eps);
-
-		if ((rc = npl_cli_env_number("apply", "NPULAUNCH_WAIT_TIMEOUT", &npl_cli_wait_seconds, 1800, &wait_timeout))) {
-			npl_cli_flush(cli);
-			goto out;
-		}
-		for (i = 0; i < nep; i++)
-			if (eps[i].url)
-				wait_urls[nwait < 255 ? nwait++ : nwait] = eps[i].url;
+	left = npl_wait(l->wait, l->nwait, NPL_PROBE_HEALTH, l->wait_timeout, stderr, NULL);
+	if (left) {
+		fprintf(stderr, "npulaunch: apply: not starting the %s: %d of %d server%s not ready after %gs\n",
+			l->role_name, left, l->nwait, l->nwait == 1 ? "" : "s", l->wait_timeout);
+		return NPL_EXIT_FAIL;
 	}
-	if (cpus) {
-		unsigned char *want = calloc(65536, 1), *online = calloc(65536, 1);
-		int i, n;
+	return NPL_EXIT_OK;
+}
 
-		if (!want || !online)
-			npl_oom();
-		if (npl_cpu_list_parse(cpus, want, 65536)) {
-			npl_error(&cli->diag, NULL, "--cpus '%s' is not a CPU list (like 0-63,128-191)", cpus);
-			bad |= 1 << 29;   /* a usage error: exit 2 (bits 0-5 are missing site values) */
-		} else if ((n = npl_cpus_online(root ? root : "", online, 65536, &cli->diag)) > 0) {
-			mask = CPU_ALLOC(65536);
-			masksz = CPU_ALLOC_SIZE(65536);
-			if (!mask)
-				npl_oom();
-			CPU_ZERO_S(masksz, mask);
-			for (i = 0; i < 65536; i++) {
-				if (!want[i])
-					continue;
-				if (!online[i]) {
-					npl_error(&cli->diag, NULL, "--cpus: CPU %d is not online", i);
-					break;
-				}
-				CPU_SET_S((size_t)i, masksz, mask);
-			}
-		}
-		free(want);
-		free(online);
-	}
-	/* a dry run only reads the host (any user may run it), then asks what a real run could not write */
-	if (cJSON_GetObjectItemCaseSensitive(role, "tuning")) {
-		if (npl_tune_collect_ex(&t, cJSON_GetObjectItemCaseSensitive(role, "tuning"), root, bundle_manifest(cli, arg),
-					dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
-			bad |= 1 << 30;
-		else if (dry && npl_tune_writable(&t, &cli->diag))
-			bad |= 1 << 30;
-	}
-	if (cli->diag.errors && !dry) {
-		npl_cli_flush(cli);
-		fprintf(stderr, "npulaunch: apply: nothing was changed\n");
-		rc = bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
-		goto out;
-	}
-	if (!dry)
-		npl_cli_flush(cli);
-	if (!dry && !no_preflight &&
-	    (rc = preflight(cli, plan, role, &site, root, idx, &addrs, bundle_manifest(cli, arg))))
-		goto out;
+/* bench_serving appends its results in the current folder: the bundle's, as bench.sh. -1 with
+ * an error when it cannot be entered. */
+static int enter_bundle(struct npl_cli *cli, const char *manifest)
+{
+	char *m = npl_arena_strdup(&cli->arena, manifest), *slash = strrchr(m, '/');
 
-	if (dry && json) {
-		dry_run_json(cli, plan, role, role_name, idx, &addrs, &t, files, nfiles, node, inst, ninst, &site, &bad,
-			     cpus, wait_urls, wait_timeout > 0 ? nwait : 0, wait_timeout);
-		rc = cli->diag.errors ? (bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL) : NPL_EXIT_OK;
-		if (cli->diag.errors)
-			fprintf(stderr, "npulaunch: apply: --dry-run: a real run would stop on:\n");
-		npl_cli_flush(cli);
-		goto out;
-	}
-	if (dry) {
-		/* the whole plan, whatever the host lacks; then what a real run would stop on */
-		const cJSON *tuning = cJSON_GetObjectItemCaseSensitive(role, "tuning"), *sc;
-		int i;
+	if (slash)
+		*slash = '\0';
+	if (slash && chdir(m) != 0)
+		return npl_error(&cli->diag, NULL, "cannot enter the bundle folder %s: %s", m, strerror(errno));
+	return 0;
+}
 
-		printf("# npulaunch apply --dry-run: %s of %s, node %d%s%s\n", role_name,
-		       npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), idx,
-		       addrs.n ? " at " : "", addrs.n ? addrs.v[0] : "");
-		for (i = 0; i < t.n; i++)
-			printf("tune %s  %s -> %s%s\n", npl_escape_in(&cli->arena, t.v[i].path),
-			       npl_escape_in(&cli->arena, npl_arena_printf(&cli->arena, "%.*s", (int)strcspn(t.v[i].current, "\n"), t.v[i].current)),
-			       t.v[i].wanted, npl_tune_item_ok(&t.v[i]) ? " (already)" : "");
-		cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(tuning, "sysctl")) {
-			const char *name = npl_json_str(sc, "name");
+/* From here on the host changes: tune, then the environment, then exec (or start and supervise
+ * the instances). A failure before exec undoes the tuning. An exit code, when it returns. */
+static int launch(struct npl_cli *cli, struct npl_launch_node *l, struct npl_tune *t, const char *journal,
+		  const char *manifest, double grace)
+{
+	int tuned = 0;
 
-			for (i = 0; i < t.n && (!name || strcmp(t.v[i].name, name)); i++)
-				;
-			if (name && i == t.n)
-				printf("tune sysctl %s -> %s  (not on this host: see below)\n", npl_escape_in(&cli->arena, name),
-				       npl_escape_in(&cli->arena, npl_json_str(sc, "value") ? npl_json_str(sc, "value") : "?"));
-		}
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
-			printf("unset %s\n", npl_escape_in(&cli->arena, npl_json_str(it, "name")));
-		print_env(cli, node, 1, &site, &bad);
-		for (i = 0; i < nfiles; i++) {
-			fputs("source ", stdout);
-			print_word(stdout, files[i]);
-			putchar('\n');
-		}
-		if (cpus)
-			printf("cpus %s\n", npl_escape_in(&cli->arena, cpus));
-		for (i = 0; i < nwait && wait_timeout > 0; i++)
-		{
-			char ub[1024];
-
-			printf("wait %s (up to %gs)\n", npl_escape_in(&cli->arena, npl_url_redacted(wait_urls[i], ub, sizeof(ub))),
-			       wait_timeout);
-		}
-		for (int k = 0; k < ninst; k++) {
-			if (ninst > 1)
-				printf("# instance %d, slot %d of this node: started beside the others\n",
-				       npl_json_int(inst[k].node, "instance", k), npl_json_int(inst[k].node, "slot", k));
-			print_env(cli, inst[k].node, 0, &site, &bad);
-			fputs(ninst > 1 ? "start" : "exec", stdout);
-			for (i = 0; i < inst[k].argc; i++) {
-				putchar(' ');
-				print_word(stdout, inst[k].argv[i]);
-			}
-			putchar('\n');
-		}
-		fflush(stdout);
-		if (cli->diag.errors) {
-			fprintf(stderr, "npulaunch: apply: --dry-run: a real run would stop on:\n");
-			npl_cli_flush(cli);
-			rc = bad & ~(1 << 30) ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
-		} else {
-			npl_cli_flush(cli);
-		}
-		goto out;
-	}
-
-	if (nwait && wait_timeout > 0) {
-		char herr[256];
-		int left;
-
-		if (npl_health_init(herr, sizeof(herr))) {
-			fprintf(stderr, "npulaunch: apply: %s\n", herr);
-			rc = NPL_EXIT_FAIL;
-			goto out;
-		}
-		left = npl_wait(wait_urls, nwait, NPL_PROBE_HEALTH, wait_timeout, stderr, NULL);
-		if (left) {
-			fprintf(stderr, "npulaunch: apply: not starting the %s: %d of %d server%s not ready after %gs\n",
-				role_name, left, nwait, nwait == 1 ? "" : "s", wait_timeout);
-			rc = NPL_EXIT_FAIL;
-			goto out;
-		}
-	}
-
-	/* from here on the host changes: tune, then the environment, then exec */
-	if (t.n && npl_tune_apply(&t, journal, &tuned, &cli->diag)) {
+	if (t->n && npl_tune_apply(t, journal, &tuned, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: the tuning was undone; nothing was launched\n");
-		rc = NPL_EXIT_FAIL;
-		goto out;
+		return NPL_EXIT_FAIL;
 	}
-	env_from(&env, environ);
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
-		env_unset(&env, npl_json_str(it, "name"));
-	/* the variables the plan places before the env files (the node's, as the script has
-	 * them), then the files; each instance's own environment is added after them */
-	env_add(cli, &env, node, 1, &site, &bad);
-	if (nfiles && source_files(&env, (const char *const *)files, nfiles, &cli->diag))
+	if (npl_launch_environ(l, environ) || npl_launch_pin(l))
 		goto fail;
-	if (mask && sched_setaffinity(0, masksz, mask) != 0) {
-		npl_error(&cli->diag, NULL, "cannot pin to CPUs %s: %s", cpus, strerror(errno));
-		goto fail;
-	}
-	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; %s %s\n", role_name, idx,
-		npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"), tuned,
-		tuned == 1 ? "" : "s", ninst > 1 ? "starting its instances:" : "exec", inst[0].argv[0]);
+	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; %s %s\n", l->role_name, l->node,
+		npl_json_str(cJSON_GetObjectItemCaseSensitive(l->plan, "recipe"), "id"), tuned,
+		tuned == 1 ? "" : "s", l->ninst > 1 ? "starting its instances:" : "exec", l->inst[0].argv[0]);
 	fflush(NULL);
-	if (!strcmp(role_name, "bench") && bundle_manifest(cli, arg)) {
-		/* bench_serving appends its results in the current folder: the bundle's, as bench.sh */
-		char *m = npl_arena_strdup(&cli->arena, bundle_manifest(cli, arg)), *slash = strrchr(m, '/');
-
-		if (slash)
-			*slash = '\0';
-		if (slash && chdir(m) != 0) {
-			npl_error(&cli->diag, NULL, "cannot enter the bundle folder %s: %s", m, strerror(errno));
-			goto fail;
-		}
-	}
-	if (ninst == 1) {
-		env_add(cli, &env, node, 0, &site, &bad);
-		exec_in(&env, inst[0].argv);
-		npl_error(&cli->diag, NULL, "cannot run %s: %s", inst[0].argv[0], strerror(errno));
+	if (!strcmp(l->role_name, "bench") && manifest && enter_bundle(cli, manifest))
+		goto fail;
+	if (l->ninst == 1) {
+		npl_launch_exec(l);
 		goto fail;
 	}
 	/* from here the servers run: their end is ours, and the tuning stays as it would after exec */
-	rc = supervise(cli, inst, ninst, &env, &site, &bad, grace);
-	goto out;
+	return npl_launch_supervise(l, grace);
 fail:
 	npl_cli_flush(cli);
 	if (tuned) {
 		/* and the journal goes when this apply made it */
-		npl_tune_undo(&t, &cli->diag);
+		npl_tune_undo(t, &cli->diag);
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: the tuning was undone\n");
 	}
-	rc = NPL_EXIT_FAIL;
-out:
-	for (int k = 0; inst && k < ninst; k++) {
-		for (int i = 0; i < inst[k].argc; i++)
-			free(inst[k].argv[i]);
-		free(inst[k].argv);
+	return NPL_EXIT_FAIL;
+}
+
+int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
+{
+	struct apply_opts o;
+	struct npl_launch_node l;
+	struct npl_tune t;
+	struct npl_site site;
+	const char *wait_urls[256], *manifest;
+	const char **addrs = NULL;
+	cJSON *plan = NULL;
+	int rc, naddrs = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.ro.check = 1;
+	o.grace = 30;
+	memset(&l, 0, sizeof(l));
+	memset(&t, 0, sizeof(t));
+	memset(&site, 0, sizeof(site));
+	o.root = getenv("NPULAUNCH_ROOT");
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
+		goto out;
+	if ((rc = npl_cli_site(cli, &o.ro)))
+		goto out;
+
+	/* the plan: a rendered bundle, or a recipe resolved here */
+	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
+		goto out;
+	npl_plan_site(plan, &site, &cli->arena);
+	if (npl_launch_local_addrs(&addrs, &naddrs, &cli->arena, &cli->diag)) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_USAGE;
+		goto out;
 	}
-	free(inst);
-	free(files);
-	if (mask)
-		CPU_FREE(mask);
-	free(addrs.v);
-	env_release(&env);
+	l.plan = plan;
+	l.site = &site;
+	l.addrs = addrs;
+	l.naddrs = naddrs;
+	l.placeholders = o.dry;
+	l.cpus = o.cpus;
+	l.tune = &t;
+	l.wait = wait_urls;
+	l.diag = &cli->diag;
+	l.arena = &cli->arena;
+
+	/* the role and the node: named, or the one this node's address belongs to */
+	if (!(l.role = pick_role(cli, plan, &l, o.role_name, &rc)))
+		goto out;
+	l.role_name = o.role_name ? o.role_name : npl_json_str(l.role, "role");
+	if ((l.node = node_index(cli, &l)) < 0) {
+		rc = NPL_EXIT_USAGE;
+		goto out;
+	}
+	/* everything the launch needs, resolved and checked before anything changes */
+	if (npl_launch_prepare(&l, o.root)) {
+		npl_cli_flush(cli);
+		rc = NPL_EXIT_FAIL;
+		goto out;
+	}
+	if (!strcmp(l.role_name, "router") && (rc = router_waits(cli, &l, wait_urls)))
+		goto out;
+	if (o.cpus)
+		npl_launch_cpus(&l, o.root);
+	manifest = bundle_manifest(cli, o.arg);
+	collect_tuning(cli, &l, &t, o.root, manifest, o.dry);
+	if (cli->diag.errors && !o.dry) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: apply: nothing was changed\n");
+		rc = l.bad & ~NPL_LAUNCH_BAD_TUNE ? NPL_EXIT_USAGE : NPL_EXIT_FAIL;
+		goto out;
+	}
+	if (o.dry) {
+		rc = dry_run(cli, &l, o.json);
+		goto out;
+	}
+	npl_cli_flush(cli);
+	if ((!o.no_preflight && (rc = preflight(cli, &l, o.root, manifest))) || (rc = wait_servers(&l)))
+		goto out;
+	rc = launch(cli, &l, &t, o.journal, manifest, o.grace);
+out:
+	npl_launch_release(&l);
 	npl_tune_release(&t);
 	cJSON_Delete(plan);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }
