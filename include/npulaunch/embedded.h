@@ -1,6 +1,6 @@
 /*
  * embedded.h: layer base. The files compiled into the binary (recipes/ and templates/).
- * Included by the generated embedded_*.c tables and by the modules that read them.
+ * Included by the generated tables and by the modules that read them.
  */
 #ifndef NPL_EMBEDDED_H
 #define NPL_EMBEDDED_H
@@ -18,5 +18,18 @@ extern const unsigned npl_embedded_recipes_count;
 /* The script templates shipped in templates/, ending with a zeroed entry. */
 extern const struct npl_embedded npl_embedded_templates[];
 extern const unsigned npl_embedded_templates_count;
+
+struct npl_ynode;
+
+/* One shipped recipe file as the YAML loader makes it (yaml.h), parsed at build time by
+ * src/gen/db_gen.c: its name and its documents. */
+struct npl_embedded_tree {
+	const char *name;
+	struct npl_ynode *const *docs;
+	int ndocs;
+};
+/* One entry per file of npl_embedded_recipes, in its order, ending with a zeroed entry; NULL in
+ * the generators, which parse. */
+extern const struct npl_embedded_tree *const npl_embedded_recipe_trees;
 
 #endif

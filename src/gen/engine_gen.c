@@ -12,39 +12,19 @@
  * build with the located messages. OUT.c is written whole or not at all.
  * Built and run by CMakeLists.txt; not installed.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "genout.h"
 #include "npulaunch/buf.h"
+#include "npulaunch/embedded.h"
 #include "npulaunch/engine.h"
 #include "npulaunch/fsio.h"
 
-/* The generator itself has no compiled registry: npl_engine_load() would parse. */
+/* The generators have no compiled tables of their own: the loaders parse. */
 const struct npl_engine *const npl_engine_compiled = NULL;
-
-/* A C string literal for s, or NULL. Trigraphs and every byte outside printable ASCII
- * are escaped, so the output compiles the same under any -std. */
-static void lit(struct npl_buf *b, const char *s)
-{
-	if (!s) {
-		npl_buf_puts(b, "NULL");
-		return;
-	}
-	npl_buf_putc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\' || c == '?')
-			npl_buf_printf(b, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			npl_buf_printf(b, "\\%03o", c);
-		else
-			npl_buf_putc(b, (char)c);
-	}
-	npl_buf_putc(b, '"');
-}
+const struct npl_embedded_tree *const npl_embedded_recipe_trees = NULL;
 
 static void gen(struct npl_buf *b, const struct npl_engine *e, const char *name)
 {
@@ -65,7 +45,7 @@ static void gen(struct npl_buf *b, const struct npl_engine *e, const char *name)
 				continue;
 			npl_buf_printf(b, "static const char *choices_%d_%d[] = {", i, j);
 			for (k = 0; k < f->nchoices; k++) {
-				lit(b, f->choices[k]);
+				npl_gen_literal(b, f->choices[k]);
 				npl_buf_puts(b, ", ");
 			}
 			npl_buf_puts(b, "NULL};\n");
@@ -75,15 +55,15 @@ static void gen(struct npl_buf *b, const struct npl_engine *e, const char *name)
 			const struct npl_flag_spec *f = &t->flags[j];
 
 			npl_buf_puts(b, "\t{");
-			lit(b, f->name);
+			npl_gen_literal(b, f->name);
 			npl_buf_printf(b, ", %s, ", types[f->type]);
 			if (f->nchoices)
 				npl_buf_printf(b, "choices_%d_%d, %d, ", i, j, f->nchoices);
 			else
 				npl_buf_puts(b, "NULL, 0, ");
-			lit(b, f->alias_of);
+			npl_gen_literal(b, f->alias_of);
 			npl_buf_printf(b, ", %d, ", f->upstream);
-			lit(b, f->note);
+			npl_gen_literal(b, f->note);
 			npl_buf_puts(b, "},\n");
 		}
 		npl_buf_puts(b, "};\n");
@@ -91,27 +71,27 @@ static void gen(struct npl_buf *b, const struct npl_engine *e, const char *name)
 	npl_buf_puts(b, "static struct npl_engine_tool tools[] = {\n");
 	for (i = 0; i < e->ntools; i++) {
 		npl_buf_puts(b, "\t{");
-		lit(b, e->tools[i].name);
+		npl_gen_literal(b, e->tools[i].name);
 		npl_buf_puts(b, ", ");
-		lit(b, e->tools[i].module);
+		npl_gen_literal(b, e->tools[i].module);
 		npl_buf_printf(b, ", flags_%d, %d},\n", i, e->tools[i].nflags);
 	}
 	npl_buf_puts(b, "};\nstatic const char *spec_names[] = {");
 	for (i = 0; i < e->nspec; i++) {
-		lit(b, e->spec_names[i]);
+		npl_gen_literal(b, e->spec_names[i]);
 		npl_buf_puts(b, ", ");
 	}
 	npl_buf_puts(b, "NULL};\nstatic const char *spec_draft[] = {");
 	for (i = 0; i < e->nspec; i++) {
-		lit(b, e->spec_draft[i]);
+		npl_gen_literal(b, e->spec_draft[i]);
 		npl_buf_puts(b, ", ");
 	}
 	npl_buf_puts(b, "NULL};\nstatic const struct npl_engine table = {\n\t");
-	lit(b, e->version);
+	npl_gen_literal(b, e->version);
 	npl_buf_puts(b, ",\n\t");
-	lit(b, e->source);
+	npl_gen_literal(b, e->source);
 	npl_buf_puts(b, ",\n\t");
-	lit(b, e->file);
+	npl_gen_literal(b, e->file);
 	npl_buf_printf(b, ",\n\ttools, %d, spec_names, spec_draft, %d,\n};\n", e->ntools, e->nspec);
 	npl_buf_puts(b, "const struct npl_engine *const npl_engine_compiled = &table;\n");
 }
@@ -121,10 +101,9 @@ int main(int argc, char **argv)
 	struct npl_arena a;
 	struct npl_diag d = NPL_DIAG_INIT;
 	struct npl_engine e;
-	struct npl_buf b = NPL_BUF_INIT, tmp = NPL_BUF_INIT;
+	struct npl_buf b = NPL_BUF_INIT;
 	char *text;
 	size_t len;
-	FILE *fp;
 	int ok;
 
 	if (argc != 4) {
@@ -138,19 +117,9 @@ int main(int argc, char **argv)
 		npl_diag_flush(&d, stderr);
 	} else {
 		gen(&b, &e, argv[2]);
-		npl_buf_printf(&tmp, "%s.tmp", argv[3]);
-		fp = fopen(tmp.data, "w");
-		ok = fp && fwrite(b.data, 1, b.len, fp) == b.len;
-		if (fp && fclose(fp))
-			ok = 0;
-		if (!ok || rename(tmp.data, argv[3])) {
-			fprintf(stderr, "npl-engine-gen: cannot write %s: %s\n", argv[3], strerror(errno));
-			remove(tmp.data);
-			ok = 0;
-		}
+		ok = npl_gen_write("npl-engine-gen", argv[3], &b) == 0;
 	}
 	npl_buf_release(&b);
-	npl_buf_release(&tmp);
 	npl_diag_release(&d);
 	npl_arena_release(&a);
 	free(text);

@@ -59,12 +59,29 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 }
 
 /* Load one file's text; *ndocs (may be NULL) says how many documents it held. */
+/* Build a layer from each document of file name (source: its folder's rank). */
+static int load_docs(struct npl_db *db, const char *name, struct npl_ynode *const *docs, int ndocs,
+		     int source, struct npl_diag *d)
+{
+	struct ctx c = {db, db->arena, d, NULL, 0};
+	int i;
+
+	if (source >= db->nsources)
+		db->nsources = source + 1;
+	for (i = 0; i < ndocs; i++) {
+		struct npl_layer *L = npl_recipe_build_layer(&c, name, docs[i], source);
+
+		if (L)
+			add_layer(db, L);
+	}
+	return c.rc;
+}
+
 static int load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
 		     struct npl_diag *d, int *ndocs_out)
 {
-	struct ctx c = {db, db->arena, d, NULL, 0};
 	struct npl_ynode **docs;
-	int ndocs, i;
+	int ndocs;
 
 	if (ndocs_out)
 		*ndocs_out = 0;
@@ -73,15 +90,9 @@ static int load_text(struct npl_db *db, const char *name, const char *text, size
 		db->nsources = source + 1;
 	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
 		return -1;
-	for (i = 0; i < ndocs; i++) {
-		struct npl_layer *L = npl_recipe_build_layer(&c, name, docs[i], source);
-
-		if (L)
-			add_layer(db, L);
-	}
 	if (ndocs_out)
 		*ndocs_out = ndocs;
-	return c.rc;
+	return load_docs(db, name, docs, ndocs, source, d);
 }
 
 int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
@@ -95,9 +106,19 @@ int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 	const struct npl_embedded *e;
 	int rc = 0;
 
-	for (e = npl_embedded_recipes; e->name; e++)
-		if (load_text(db, e->name, e->data, e->len, 0, d, NULL))
+	/* parsed at build time (src/gen/db_gen.c): the same trees npl_yaml_load() makes of the text,
+	 * which stays for the source lines of messages; the generators themselves parse */
+	const struct npl_embedded_tree *t = npl_embedded_recipe_trees;
+
+	for (e = npl_embedded_recipes; e->name; e++, t = t && t->name ? t + 1 : t) {
+		if (t && t->name && !strcmp(t->name, e->name)) {
+			npl_diag_source(d, e->name, e->data);
+			if (load_docs(db, e->name, t->docs, t->ndocs, 0, d))
+				rc = -1;
+		} else if (load_text(db, e->name, e->data, e->len, 0, d, NULL)) {
 			rc = -1;
+		}
+	}
 	return rc;
 }
 
