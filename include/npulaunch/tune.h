@@ -4,7 +4,7 @@
  * prefix (tests and containers use a fake tree).
  *
  * Confinement: every host file is read and written through one function
- * (tune.c's host_open) that accepts only the tuning files under the root
+ * (confine.c's npl_tune_host_open) that accepts only the tuning files under the root
  * (ROOT/proc/sys/..., ROOT/sys/devices/system/cpu/cpuN/cpufreq/... and the
  * kernel's cpufreq/policyN/... they link to, ROOT/sys/devices/system/cpu/online,
  * ROOT/sys/kernel/debug/sched/...; a few sysctls that run programs, such as
@@ -25,7 +25,9 @@
  * npl_tune_revert() validates the whole journal and every file first, then
  * restores them byte for byte and removes the journal, which it keeps on any
  * failure. Included by the tune and apply commands, their tests and the
- * journal's fuzzer.
+ * journal's fuzzer. The module is three files: tune.c (collect, apply, undo,
+ * revert), confine.c (the confinement above) and journal.c (the journal's
+ * format and files); what they share privately is in src/node/tune_internal.h.
  */
 #ifndef NPL_TUNE_H
 #define NPL_TUNE_H

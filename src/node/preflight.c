@@ -1,24 +1,21 @@
 /* preflight.c: the checks that run on a node before a launch, and the tools they run; see
- * preflight.h (the parsers and the facts of a node are in preflight_facts.c). */
+ * preflight.h (the parsers and the facts of a node are in preflight_facts.c, the runner of the
+ * tools in proc.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "npulaunch/fsio.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
+#include "npulaunch/proc.h"
 #include "npulaunch/text.h"
 #include "npulaunch/tune.h"
 
@@ -160,185 +157,29 @@ static int num_n(const char *s, size_t n)
 	return npl_parse_number_n(s, n, &spec, &v) ? -1 : (int)v;
 }
 
-/* ---- running a tool -------------------------------------------------------------------- */
+/* ---- the tools (proc.c finds and runs them) -------------------------------------------- */
 
-/* The tool's path: PATH first, then the hardware profile's tool folders under the root. */
-static const char *find_tool(struct npl_preflight *pf, const struct npl_preflight_opts *o, const char *name)
+/* The hardware profile's tool folders (the plan's recipe.preflight.tool_path), or NULL: where
+ * npl_proc_find() looks after PATH. */
+static const cJSON *tool_dirs(const struct npl_preflight_opts *o)
 {
-	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
+	return cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o->plan, "recipe"), "preflight"),
 		"tool_path");
-	const char *path = getenv("PATH"), *p;
-	const cJSON *it;
-	struct stat st;
-
-	for (p = path; p && *p;) {
-		size_t n = strcspn(p, ":");
-
-		if (n) {
-			char *f = npl_arena_printf(&pf->arena, "%.*s/%s", (int)n, p, name);
-
-			if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
-				return f;
-		}
-		p += n + (p[n] == ':');
-	}
-	cJSON_ArrayForEach(it, dirs) {
-		char *f;
-
-		if (!cJSON_IsString(it))
-			continue;
-		f = npl_arena_printf(&pf->arena, "%s/%s", under(pf, o, it->valuestring), name);
-		if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
-			return f;
-	}
-	return NULL;
-}
-
-/* Where find_tool() looks, for messages. */
-static const char *tool_places(struct npl_preflight *pf, const struct npl_preflight_opts *o)
-{
-	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o->plan, "recipe"), "preflight"),
-		"tool_path");
-	struct npl_buf b = NPL_BUF_INIT;
-	const cJSON *it;
-	const char *s;
-
-	npl_buf_puts(&b, "PATH");
-	cJSON_ArrayForEach(it, dirs)
-		if (cJSON_IsString(it))
-			npl_buf_printf(&b, ", %s", under(pf, o, it->valuestring));
-	s = npl_arena_strdup(&pf->arena, npl_buf_str(&b));
-	npl_buf_release(&b);
-	return s;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-enum run_result { RUN_OK, RUN_FAILED, RUN_TIMEOUT, RUN_TOO_LONG, RUN_CANNOT };
-
-/*
- * Run path with argv (stdin /dev/null, stdout and stderr into one pipe, LC_ALL=C, in a process
- * group of its own), reading at most TOOL_MAX bytes within timeout seconds. A tool that does
- * not answer, or talks too much, is killed with its whole group: preflight never waits on it.
- * Its output in *out (arena), its exit status in *status.
- */
-static enum run_result run_tool(struct npl_preflight *pf, const char *path, char *const argv[], double timeout,
-				const char **out, int *status)
-{
-	struct npl_buf b = NPL_BUF_INIT;
-	enum run_result r = RUN_OK;
-	double deadline = now_s() + timeout;
-	int fds[2], ws = 0, done = 0;
-	pid_t pid;
-
-	*out = "";
-	*status = -1;
-	if (pipe(fds) != 0)
-		return RUN_CANNOT;
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return RUN_CANNOT;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-			_exit(127);
-		setenv("LC_ALL", "C", 1);
-		execv(path, argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(fds[1]);
-	fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-	while (!done) {
-		double left = deadline - now_s();
-		struct pollfd p = {fds[0], POLLIN, 0};
-		char buf[8192];
-		ssize_t n;
-
-		if (left <= 0) {
-			r = RUN_TIMEOUT;
-			break;
-		}
-		if (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
-			break;
-		for (;;) {
-			n = read(fds[0], buf, sizeof(buf));
-			if (n > 0) {
-				if (b.len + (size_t)n > TOOL_MAX) {
-					r = RUN_TOO_LONG;
-					done = 1;
-					break;
-				}
-				npl_buf_add(&b, buf, (size_t)n);
-				continue;
-			}
-			if (n == 0)
-				done = 1;
-			break;
-		}
-	}
-	close(fds[0]);
-	/* the output ended (or will not): the tool has until the deadline to exit */
-	while (r == RUN_OK) {
-		pid_t w = waitpid(pid, &ws, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			r = RUN_CANNOT;
-			break;
-		}
-		if (now_s() >= deadline) {
-			r = RUN_TIMEOUT;
-			break;
-		}
-		poll(NULL, 0, 10);
-	}
-	if (r != RUN_OK && r != RUN_CANNOT) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-			;
-	}
-	*out = npl_arena_strndup(&pf->arena, b.data ? b.data : "", b.len);
-	npl_buf_release(&b);
-	if (r == RUN_OK) {
-		*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-		if (*status == 127 && !**out)
-			return RUN_CANNOT;
-		if (*status != 0)
-			return RUN_FAILED;
-	}
-	return r;
 }
 
 /* What went wrong with a run, for a finding. */
-static const char *run_problem(struct npl_preflight *pf, const char *cmd, enum run_result r, int status,
+static const char *run_problem(struct npl_preflight *pf, const char *cmd, enum npl_proc_result r, int status,
 			       const char *out, double timeout)
 {
 	switch (r) {
-	case RUN_TIMEOUT:
+	case NPL_PROC_TIMEOUT:
 		return npl_arena_printf(&pf->arena, "'%s' did not finish within %gs (stopped; it is not run again)", cmd, timeout);
-	case RUN_TOO_LONG:
+	case NPL_PROC_TOO_LONG:
 		return npl_arena_printf(&pf->arena, "'%s' printed more than %zu bytes (stopped)", cmd, TOOL_MAX);
-	case RUN_CANNOT:
+	case NPL_PROC_CANNOT:
 		return npl_arena_printf(&pf->arena, "'%s' could not be run", cmd);
-	case RUN_FAILED:
+	case NPL_PROC_FAILED:
 		return npl_arena_printf(&pf->arena, "'%s' failed (exit %d)%s%s", cmd, status, *out ? ": " : "",
 					*out ? first_line(pf, out) : "");
 	default:
@@ -502,21 +343,22 @@ static void check_npus(struct npl_preflight *pf, const struct npl_preflight_opts
 	char *argv[] = {(char *)"npu-smi", (char *)"info", NULL};
 	struct npl_buf bad = NPL_BUF_INIT, warn = NPL_BUF_INIT;
 	const char *tool, *out, *why;
-	enum run_result r;
+	enum npl_proc_result r;
 	int status, max = -1;
 
 	if (!is_server(o->role)) {
 		skip(pf, "npus", npl_arena_printf(&pf->arena, "the %s uses no NPU", role_name(o)));
 		return;
 	}
-	if (!(tool = find_tool(pf, o, "npu-smi"))) {
+	if (!(tool = npl_proc_find(&pf->arena, "npu-smi", tool_dirs(o), o->root))) {
 		add(pf, "npus", NPL_PF_WARN,
-		    npl_arena_printf(&pf->arena, "npu-smi not found (looked in %s): the NPUs were not checked", tool_places(pf, o)),
+		    npl_arena_printf(&pf->arena, "npu-smi not found (looked in %s): the NPUs were not checked",
+				     npl_proc_places(&pf->arena, tool_dirs(o), o->root)),
 		    "install the Ascend driver, which brings npu-smi, or put its folder on PATH");
 		return;
 	}
-	r = run_tool(pf, tool, argv, o->timeout, &out, &status);
-	if (r != RUN_OK) {
+	r = npl_proc_run(&pf->arena, tool, argv, o->timeout, TOOL_MAX, &out, &status);
+	if (r != NPL_PROC_OK) {
 		add(pf, "npus", NPL_PF_WARN,
 		    npl_arena_printf(&pf->arena, "%s: the NPUs were not checked", run_problem(pf, "npu-smi info", r, status, out, o->timeout)),
 		    "run npu-smi info by hand: the driver may not be loaded, or another container holds the devices");
@@ -596,9 +438,10 @@ static void check_npu_network(struct npl_preflight *pf, const struct npl_preflig
 		skip(pf, "npu-network", "one node per instance and no PD transfer: the NPU network is not used");
 		return;
 	}
-	if (!(tool = find_tool(pf, o, "hccn_tool"))) {
+	if (!(tool = npl_proc_find(&pf->arena, "hccn_tool", tool_dirs(o), o->root))) {
 		add(pf, "npu-network", NPL_PF_WARN,
-		    npl_arena_printf(&pf->arena, "hccn_tool not found (looked in %s): the NPU network was not checked", tool_places(pf, o)),
+		    npl_arena_printf(&pf->arena, "hccn_tool not found (looked in %s): the NPU network was not checked",
+				     npl_proc_places(&pf->arena, tool_dirs(o), o->root)),
 		    "install the Ascend driver, which brings hccn_tool, or put its folder on PATH");
 		return;
 	}
@@ -610,14 +453,14 @@ static void check_npu_network(struct npl_preflight *pf, const struct npl_preflig
 		char *ip6[] = {(char *)"hccn_tool", (char *)"-i", id, (char *)"-ip", (char *)"-inet6", (char *)"-g", NULL};
 		char *health[] = {(char *)"hccn_tool", (char *)"-i", id, (char *)"-net_health", (char *)"-g", NULL};
 		const char *out, *h;
-		enum run_result r;
+		enum npl_proc_result r;
 		int status, up;
 
 		snprintf(id, sizeof(id), "%d", dev);
-		r = run_tool(pf, tool, link, o->timeout, &out, &status);
-		if (r != RUN_OK) {
+		r = npl_proc_run(&pf->arena, tool, link, o->timeout, TOOL_MAX, &out, &status);
+		if (r != NPL_PROC_OK) {
 			note(&warn, "%s", run_problem(pf, run_cmd_text(pf, link), r, status, out, o->timeout));
-			if (r == RUN_TIMEOUT) {
+			if (r == NPL_PROC_TIMEOUT) {
 				break;
 			}
 			continue;
@@ -628,25 +471,25 @@ static void check_npu_network(struct npl_preflight *pf, const struct npl_preflig
 		else if (up < 0)
 			note(&warn, "device %d: '%s' printed an answer npulaunch does not know: %s", dev, run_cmd_text(pf, link),
 			     first_line(pf, out));
-		r = run_tool(pf, tool, ip4, o->timeout, &out, &status);
-		if (r == RUN_OK && npl_pf_parse_ip(out, ip, sizeof(ip)) != 0)
-			r = run_tool(pf, tool, ip6, o->timeout, &out, &status);
-		if (r == RUN_TIMEOUT) {
+		r = npl_proc_run(&pf->arena, tool, ip4, o->timeout, TOOL_MAX, &out, &status);
+		if (r == NPL_PROC_OK && npl_pf_parse_ip(out, ip, sizeof(ip)) != 0)
+			r = npl_proc_run(&pf->arena, tool, ip6, o->timeout, TOOL_MAX, &out, &status);
+		if (r == NPL_PROC_TIMEOUT) {
 			note(&warn, "%s", run_problem(pf, run_cmd_text(pf, ip4), r, status, out, o->timeout));
 			break;
 		}
-		if (r != RUN_OK || npl_pf_parse_ip(out, ip, sizeof(ip)) != 0)
+		if (r != NPL_PROC_OK || npl_pf_parse_ip(out, ip, sizeof(ip)) != 0)
 			note(&bad, "device %d: no address ('hccn_tool -i %d -ip -g'%s%s)", dev, dev, *out ? ": " : "",
 			     *out ? first_line(pf, out) : "");
 		else if (i < 2 || i == st->nids - 1)
 			npl_buf_printf(&addrs, "%s%sdevice %d %s", addrs.len ? ", " : "",
 				       i == st->nids - 1 && i > 2 ? "..., " : "", dev, ip);
-		r = run_tool(pf, tool, health, o->timeout, &out, &status);
-		if (r == RUN_TIMEOUT) {
+		r = npl_proc_run(&pf->arena, tool, health, o->timeout, TOOL_MAX, &out, &status);
+		if (r == NPL_PROC_TIMEOUT) {
 			note(&warn, "%s", run_problem(pf, run_cmd_text(pf, health), r, status, out, o->timeout));
 			break;
 		}
-		h = r == RUN_OK ? npl_pf_parse_net_health(out, &pf->arena) : NULL;
+		h = r == NPL_PROC_OK ? npl_pf_parse_net_health(out, &pf->arena) : NULL;
 		if (h && npl_strcaseeq(h, "Success"))
 			probed++;
 		else if (h && npl_strcaseeq(h, "Init"))

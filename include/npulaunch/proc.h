@@ -1,0 +1,41 @@
+/*
+ * proc.h: layer node. Outside tools, found and run without a shell and never waited on for
+ * longer than asked. A tool is looked for on PATH, then in given folders under a root prefix
+ * (a hardware profile's tool folders). It runs with argv, stdin on /dev/null, stdout and
+ * stderr into one pipe, LC_ALL=C and a process group of its own; its output is read until it
+ * ends, the timeout passes or it grows past a limit, and a tool that does not answer in time,
+ * or talks too much, is killed with its whole group. Everything returned lives in the caller's
+ * arena. Included by preflight.c (npu-smi, hccn_tool).
+ */
+#ifndef NPL_PROC_H
+#define NPL_PROC_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct npl_arena;
+
+enum npl_proc_result {
+	NPL_PROC_OK,        /* it exited 0 */
+	NPL_PROC_FAILED,    /* it exited with another status (or was killed by a signal) */
+	NPL_PROC_TIMEOUT,   /* it did not finish within the timeout: killed */
+	NPL_PROC_TOO_LONG,  /* it printed more than the limit: killed */
+	NPL_PROC_CANNOT     /* it could not be run (no pipe, no fork, exec failed with no output) */
+};
+
+/* The path of the program name (in the arena): the first executable regular file among the
+ * folders of PATH, then dirs (a JSON array of folders, each under root: NULL, "" or "/" for
+ * none; an entry that is not a string is skipped; dirs NULL: none); NULL when there is none. */
+const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *dirs, const char *root);
+/* Where npl_proc_find() looks, for messages: "PATH, FOLDER, ..." (in the arena). */
+const char *npl_proc_places(struct npl_arena *a, const cJSON *dirs, const char *root);
+
+/* Run path with argv (argv[0] included, NULL-terminated), reading at most max bytes of its
+ * output within timeout seconds. Its output (what was read, even on a failure) in *out, in the
+ * arena; its exit status (128 + the signal when a signal ended it) in *status, or -1 when it
+ * did not exit on its own. */
+enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, char *const argv[], double timeout,
+				  size_t max, const char **out, int *status);
+
+#endif

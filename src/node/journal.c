@@ -1,0 +1,387 @@
+/* journal.c: the tuning journal: its format (each file's previous bytes in base64), parsing and
+ * validating a whole one, and finding, reading and writing it beneath the root; see tune.h. */
+#define _GNU_SOURCE /* O_PATH */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/buf.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/tune.h"
+#include "tune_internal.h"
+
+#define MAX_JOURNAL (64 << 20)
+#define JOURNAL_V1 "npulaunch-tune-journal/1"
+
+char *npl_tune_journal_path(const char *root, const char *journal)
+{
+	const char *r = root && strcmp(root, "/") ? root : "";
+
+	if (journal)
+		return npl_tune_strdup(journal);
+	return npl_tune_path_of(r, "%s", NPL_TUNE_JOURNAL);
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void b64_encode(struct npl_buf *b, const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		char q[4] = {b64[s[i] >> 2], b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)],
+			     b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)], b64[s[i + 2] & 63]};
+
+		npl_buf_add(b, q, 4);
+	}
+	if (n - i == 1) {
+		char q[4] = {b64[s[i] >> 2], b64[(s[i] & 3) << 4], '=', '='};
+
+		npl_buf_add(b, q, 4);
+	} else if (n - i == 2) {
+		char q[4] = {b64[s[i] >> 2], b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)], b64[(s[i + 1] & 15) << 2], '='};
+
+		npl_buf_add(b, q, 4);
+	}
+}
+
+static int b64_val(char c)
+{
+	const char *p = c ? strchr(b64, c) : NULL;
+
+	return p ? (int)(p - b64) : -1;
+}
+
+/* Strict base64 (padded, canonical) into a malloc'ed buffer; NULL when it is not. */
+static char *b64_decode(const char *s, size_t *len)
+{
+	size_t n = strlen(s), i, o = 0;
+	char *out;
+
+	if (n % 4)
+		return NULL;
+	out = malloc(n / 4 * 3 + 1);
+	if (!out)
+		npl_oom();
+	for (i = 0; i < n; i += 4) {
+		int a = b64_val(s[i]), b = b64_val(s[i + 1]), c = s[i + 2] == '=' ? -2 : b64_val(s[i + 2]),
+		    e = s[i + 3] == '=' ? -2 : b64_val(s[i + 3]);
+
+		if (a < 0 || b < 0 || c == -1 || e == -1 || (c == -2 && e != -2) || ((c == -2 || e == -2) && i + 4 != n) ||
+		    (c == -2 && (b & 15)) || (c >= 0 && e == -2 && (c & 3))) {
+			free(out);
+			return NULL;
+		}
+		out[o++] = (char)((a << 2) | (b >> 4));
+		if (c >= 0)
+			out[o++] = (char)(((b & 15) << 4) | (c >> 2));
+		if (e >= 0)
+			out[o++] = (char)(((c & 3) << 6) | e);
+	}
+	out[o] = '\0';
+	*len = o;
+	return out;
+}
+
+void npl_tune_journal_release(struct npl_tune_journal *j)
+{
+	int i;
+
+	for (i = 0; i < j->n; i++) {
+		free(j->v[i].name);
+		free(j->v[i].path);
+		free(j->v[i].data);
+	}
+	free(j->v);
+	free(j->root);
+	memset(j, 0, sizeof(*j));
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct npl_tune_entry *const *x = a, *const *y = b;
+
+	return strcmp((*x)->path, (*y)->path);
+}
+
+/* 1 when a name is printable text of a reasonable length */
+static int name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 128)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+#define MAX_JOURNAL_ERRORS 10
+
+int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const char *text, size_t len,
+			   const char *root, struct npl_diag *d)
+{
+	struct npl_loc at = {file, 0, 0};
+	const cJSON *e, *k, *entries;
+	const char *fmt, *jroot;
+	cJSON *o;
+	int v1, i = 0, bad = 0, cap;
+
+	memset(j, 0, sizeof(*j));
+	o = memchr(text, '\0', len) ? NULL : cJSON_ParseWithLength(text, len);
+	fmt = o ? npl_json_str(o, "format") : NULL;
+	if (!cJSON_IsObject(o) || !fmt || (strcmp(fmt, NPL_TUNE_JOURNAL_FORMAT) && strcmp(fmt, JOURNAL_V1))) {
+		cJSON_Delete(o);
+		return npl_error(d, &at, "not a tuning journal (format %s)", NPL_TUNE_JOURNAL_FORMAT);
+	}
+	v1 = !strcmp(fmt, JOURNAL_V1);
+	cJSON_ArrayForEach(k, o)
+		if (strcmp(k->string, "format") && strcmp(k->string, "root") && strcmp(k->string, "entries") &&
+		    bad++ < MAX_JOURNAL_ERRORS)
+			npl_error(d, &at, "the tuning journal has an unknown key '%s'", k->string);
+	jroot = npl_json_str(o, "root");
+	entries = cJSON_GetObjectItemCaseSensitive(o, "entries");
+	if (!jroot || jroot[0] != '/' || (strlen(jroot) > 1 && jroot[strlen(jroot) - 1] == '/')) {
+		bad++;
+		npl_error(d, &at, "the tuning journal names no root (an absolute path)");
+	} else if (root) {
+		char *want = npl_tune_norm_root(root);
+
+		if (strcmp(*want ? want : "/", jroot)) {
+			bad++;
+			npl_error(d, &at, "the tuning journal is for the root %s, not %s: give --root %s", jroot,
+				  *want ? want : "/", jroot);
+		}
+		free(want);
+	}
+	if (!cJSON_IsArray(entries)) {
+		bad++;
+		npl_error(d, &at, "the tuning journal has no list of entries");
+	}
+	cap = cJSON_GetArraySize(entries);
+	j->v = calloc((size_t)cap + 1, sizeof(*j->v));
+	if (!j->v)
+		npl_oom();
+	j->root = npl_tune_strdup(jroot ? jroot : "/");
+	if (!cJSON_IsArray(entries))
+		entries = NULL;
+	cJSON_ArrayForEach(e, entries) {
+		const char *name = npl_json_str(e, "name"), *path = npl_json_str(e, "path");
+		const char *contents = npl_json_str(e, v1 ? "contents" : "base64");
+		const char *problem = NULL;
+		char *data = NULL, *host = NULL;
+		size_t dlen = 0;
+
+		i++;
+		if (!cJSON_IsObject(e)) {
+			problem = "not an object";
+		} else {
+			cJSON_ArrayForEach(k, e)
+				if (strcmp(k->string, "name") && strcmp(k->string, "path") &&
+				    strcmp(k->string, v1 ? "contents" : "base64"))
+					problem = "an unknown key";
+		}
+		if (!problem && (!name || !name_ok(name)))
+			problem = "no name (a string)";
+		if (!problem && !path)
+			problem = "no path (a string)";
+		if (!problem && !contents)
+			problem = v1 ? "no contents (a string)" : "no base64 contents (a string)";
+		if (!problem && v1) {
+			/* /1 journals name the file with the root included */
+			size_t rl = strcmp(j->root, "/") ? strlen(j->root) : 0;
+
+			if (strncmp(path, j->root, rl) || path[rl] != '/')
+				problem = "a path outside the journal's root";
+			else
+				host = npl_tune_strdup(path + rl);
+		} else if (!problem) {
+			host = npl_tune_strdup(path);
+		}
+		if (!problem && !npl_tune_path_allowed(host))
+			problem = "a path that is not a tuning file (only /proc/sys/..., /sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
+		if (!problem) {
+			if (v1) {
+				data = npl_tune_strdup(contents);
+				dlen = strlen(contents);
+			} else if (!(data = b64_decode(contents, &dlen))) {
+				problem = "contents that are not base64";
+			}
+		}
+		if (!problem && dlen > MAX_FILE)
+			problem = "contents larger than 1 MiB";
+		if (problem) {
+			if (bad++ < MAX_JOURNAL_ERRORS)
+				npl_error(d, &at, "entry %d%s%s%s: %s", i, name ? " (" : "", name ? name : "",
+					  name ? ")" : "", problem);
+			free(data);
+			free(host);
+			continue;
+		}
+		j->v[j->n].name = npl_tune_strdup(name);
+		j->v[j->n].path = host;
+		j->v[j->n].data = data;
+		j->v[j->n].len = dlen;
+		j->n++;
+	}
+	if (!bad && j->n > 1) {
+		/* a file twice: which value is the original? */
+		struct npl_tune_entry **s = malloc((size_t)j->n * sizeof(*s));
+
+		if (!s)
+			npl_oom();
+		for (i = 0; i < j->n; i++)
+			s[i] = &j->v[i];
+		qsort(s, (size_t)j->n, sizeof(*s), by_path);
+		for (i = 1; i < j->n; i++)
+			if (!strcmp(s[i]->path, s[i - 1]->path) && bad++ < MAX_JOURNAL_ERRORS)
+				npl_error(d, &at, "entry %d (%s): the path %s is also entry %d", (int)(s[i] - j->v) + 1,
+					  s[i]->name, s[i]->path, (int)(s[i - 1] - j->v) + 1);
+		free(s);
+	}
+	if (bad > MAX_JOURNAL_ERRORS)
+		npl_error(d, &at, "%d more problems in the tuning journal", bad - MAX_JOURNAL_ERRORS);
+	cJSON_Delete(o);
+	if (bad) {
+		npl_tune_journal_release(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* The journal's folder (created when create is set) and its file name there; -1 with errno. The
+ * default journal is reached from the root's descriptor without following a link. */
+int npl_tune_journal_dir(struct npl_tune *t, const char *journal, int create, const char **name,
+			 int *nofollow, struct npl_diag *d)
+{
+	static const char *const comps[] = {"run", "npulaunch"};
+	int dfd, i;
+
+	if (journal) {
+		const char *slash = strrchr(journal, '/');
+		char *dir = slash ? strndup(journal, slash == journal ? 1 : (size_t)(slash - journal))
+				  : npl_tune_strdup(".");
+
+		if (!dir)
+			npl_oom();
+		*name = slash ? slash + 1 : journal;
+		*nofollow = 0;
+		if (create && strcmp(dir, ".") && npl_mkdirs(dir, 0755, d)) {
+			free(dir);
+			errno = 0;
+			return -1;
+		}
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		free(dir);
+		return dfd;
+	}
+	*name = strrchr(NPL_TUNE_JOURNAL, '/') + 1;
+	*nofollow = O_NOFOLLOW;
+	dfd = t->rootfd;
+	for (i = 0; i < 2; i++) {
+		int fd, e;
+
+		if (create && mkdirat(dfd, comps[i], 0755) != 0 && errno != EEXIST) {
+			e = errno;
+			if (dfd != t->rootfd)
+				close(dfd);
+			errno = e;
+			return -1;
+		}
+		fd = openat(dfd, comps[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		if (dfd != t->rootfd)
+			close(dfd);
+		if (fd < 0) {
+			errno = e;
+			return -1;
+		}
+		dfd = fd;
+	}
+	return dfd;
+}
+
+/* Read and validate the journal: 1 when there is none, 0 with *j filled, -1 reported. */
+int npl_tune_journal_load(struct npl_tune *t, int dfd, const char *name, int nofollow, const char *jpath,
+			  struct npl_tune_journal *j, struct npl_diag *d)
+{
+	struct npl_loc at = {jpath, 0, 0};
+	struct stat st;
+	size_t len;
+	char *text;
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow), rc, e;
+
+	memset(j, 0, sizeof(*j));
+	if (fd < 0 && errno == ENOENT)
+		return 1;
+	if (fd < 0)
+		return npl_error(d, &at, "cannot read the tuning journal: %s",
+				 errno == ELOOP ? "it is a symbolic link: refused" : strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return npl_error(d, &at, "cannot use the tuning journal: not a regular file");
+	}
+	text = npl_tune_read_all(fd, st.st_size, MAX_JOURNAL, &len);
+	e = errno;
+	close(fd);
+	if (!text)
+		return npl_error(d, &at, "cannot read the tuning journal: %s", strerror(e));
+	rc = npl_tune_journal_parse(j, jpath, text, len, *t->root ? t->root : "/", d);
+	free(text);
+	return rc;
+}
+
+/* Write text as the journal, through a new file renamed into place. */
+int npl_tune_journal_store(int dfd, const char *name, const char *text, size_t len, const char *jpath,
+			   struct npl_diag *d)
+{
+	struct npl_loc at = {jpath, 0, 0};
+	char tmp[300];
+	int fd = -1, i, e;
+
+	for (i = 0; i < 100 && fd < 0; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(tmp, sizeof(tmp), ".%.200s.%ld.%lx", name, (long)getpid(), (unsigned long)ts.tv_nsec + (unsigned long)i);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		return npl_error(d, &at, "cannot write the tuning journal: %s", strerror(errno));
+	if (npl_tune_write_all(fd, text, len) || fsync(fd)) {
+		e = errno;
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return npl_error(d, &at, "cannot write the tuning journal: %s", strerror(e));
+	}
+	if (close(fd) || renameat(dfd, tmp, dfd, name)) {
+		e = errno;
+		unlinkat(dfd, tmp, 0);
+		return npl_error(d, &at, "cannot write the tuning journal: %s", strerror(e));
+	}
+	return 0;
+}
+
+/* One entry of the journal's text: the file's bytes in base64. */
+void npl_tune_journal_entry(struct npl_buf *j, int first, const char *name, const char *path,
+			    const char *data, size_t len)
+{
+	/* one entry a line: the scripts read and write the same layout */
+	npl_buf_puts(j, first ? "\n\t\t{\"name\": " : ",\n\t\t{\"name\": ");
+	npl_buf_json_string(j, name);
+	npl_buf_puts(j, ", \"path\": ");
+	npl_buf_json_string(j, path);
+	npl_buf_puts(j, ", \"base64\": \"");
+	b64_encode(j, (const unsigned char *)data, len);
+	npl_buf_puts(j, "\"}");
+}

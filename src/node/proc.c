@@ -1,0 +1,181 @@
+/* proc.c: outside tools: finding one (PATH, then given folders under a root), and running it
+ * (fork and exec with the output captured through a pipe, polled against a timeout and a size
+ * limit, the tool's process group killed when it overruns); see proc.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/buf.h"
+#include "npulaunch/proc.h"
+
+/* path under root ("", "/" or NULL: the host's own). */
+static const char *under(struct npl_arena *a, const char *root, const char *path)
+{
+	if (!root || !*root || !strcmp(root, "/"))
+		return path;
+	return npl_arena_printf(a, "%s%s", root, path);
+}
+
+const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *dirs, const char *root)
+{
+	const char *path = getenv("PATH"), *p;
+	const cJSON *it;
+	struct stat st;
+
+	for (p = path; p && *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n) {
+			char *f = npl_arena_printf(a, "%.*s/%s", (int)n, p, name);
+
+			if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
+				return f;
+		}
+		p += n + (p[n] == ':');
+	}
+	cJSON_ArrayForEach(it, dirs) {
+		char *f;
+
+		if (!cJSON_IsString(it))
+			continue;
+		f = npl_arena_printf(a, "%s/%s", under(a, root, it->valuestring), name);
+		if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+const char *npl_proc_places(struct npl_arena *a, const cJSON *dirs, const char *root)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	const cJSON *it;
+	const char *s;
+
+	npl_buf_puts(&b, "PATH");
+	cJSON_ArrayForEach(it, dirs)
+		if (cJSON_IsString(it))
+			npl_buf_printf(&b, ", %s", under(a, root, it->valuestring));
+	s = npl_arena_strdup(a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return s;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Run path with argv (stdin /dev/null, stdout and stderr into one pipe, LC_ALL=C, in a process
+ * group of its own), reading at most max bytes within timeout seconds. A tool that does not
+ * answer, or talks too much, is killed with its whole group: the caller never waits on it.
+ * Its output in *out (arena), its exit status in *status.
+ */
+enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, char *const argv[], double timeout,
+				  size_t max, const char **out, int *status)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	enum npl_proc_result r = NPL_PROC_OK;
+	double deadline = now_s() + timeout;
+	int fds[2], ws = 0, done = 0;
+	pid_t pid;
+
+	*out = "";
+	*status = -1;
+	if (pipe(fds) != 0)
+		return NPL_PROC_CANNOT;
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NPL_PROC_CANNOT;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
+			_exit(127);
+		setenv("LC_ALL", "C", 1);
+		execv(path, argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+	while (!done) {
+		double left = deadline - now_s();
+		struct pollfd p = {fds[0], POLLIN, 0};
+		char buf[8192];
+		ssize_t n;
+
+		if (left <= 0) {
+			r = NPL_PROC_TIMEOUT;
+			break;
+		}
+		if (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		for (;;) {
+			n = read(fds[0], buf, sizeof(buf));
+			if (n > 0) {
+				if (b.len + (size_t)n > max) {
+					r = NPL_PROC_TOO_LONG;
+					done = 1;
+					break;
+				}
+				npl_buf_add(&b, buf, (size_t)n);
+				continue;
+			}
+			if (n == 0)
+				done = 1;
+			break;
+		}
+	}
+	close(fds[0]);
+	/* the output ended (or will not): the tool has until the deadline to exit */
+	while (r == NPL_PROC_OK) {
+		pid_t w = waitpid(pid, &ws, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = NPL_PROC_CANNOT;
+			break;
+		}
+		if (now_s() >= deadline) {
+			r = NPL_PROC_TIMEOUT;
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	if (r != NPL_PROC_OK && r != NPL_PROC_CANNOT) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+	}
+	*out = npl_arena_strndup(arena, b.data ? b.data : "", b.len);
+	npl_buf_release(&b);
+	if (r == NPL_PROC_OK) {
+		*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+		if (*status == 127 && !**out)
+			return NPL_PROC_CANNOT;
+		if (*status != 0)
+			return NPL_PROC_FAILED;
+	}
+	return r;
+}
