@@ -73,6 +73,9 @@ struct npl_plan_port {
 	const char *what;
 };
 
+/* The nodes a role runs on (instances that share a node count once): its nodes_count, else
+ * the length of its node list. */
+int npl_plan_nodes_count(const cJSON *role);
 /* The index of this node in role's node list: the first address of the list that one of
  * addrs is; -1 when none is, -2 when the list is not known (fewer addresses than nodes). A
  * role without a list: 0. */

@@ -80,15 +80,6 @@ static const char *addrs_text(struct npl_cli *cli, const char *const *v, int n)
 	return s;
 }
 
-/* The nodes a role runs on (instances that share a node count once), for the message that asks
- * for that many addresses; npl_plan_node_of() counts them the same way. */
-static int nodes_count(const cJSON *role)
-{
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(role, "nodes_count");
-
-	return cJSON_IsNumber(n) ? n->valueint : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(role, "nodes"));
-}
-
 /* The role: named, or the one server role whose list holds this node (or the one server role
  * without a list). NULL with *rc set when there is none or more than one. */
 static const cJSON *pick_role(struct npl_cli *cli, const cJSON *plan, const struct npl_launch_node *l, const char *name,
@@ -150,7 +141,7 @@ static int node_index(struct npl_cli *cli, const struct npl_launch_node *l)
 	if (idx == -2) {
 		k = npl_site_key_from_name(list);
 		npl_error(&cli->diag, NULL, "%s needs %d address%s in rank order: give --%s once per node, or export %s='ADDRESS ...'",
-			  list, nodes_count(l->role), nodes_count(l->role) == 1 ? "" : "es", list,
+			  list, npl_plan_nodes_count(l->role), npl_plan_nodes_count(l->role) == 1 ? "" : "es", list,
 			  k >= 0 ? npl_site_var(k) : list);
 		npl_cli_flush(cli);
 		return -1;

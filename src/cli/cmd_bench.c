@@ -10,6 +10,7 @@
 #include "npulaunch/bench.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
+#include "npulaunch/proc.h"
 #include "npulaunch/text.h"
 
 static void help(void)
@@ -66,6 +67,30 @@ static void report_json(char **args, const char *out, int dry, int status, int w
 	cJSON_Delete(o);
 }
 
+
+/* The benchmark's environment, set in its process: the proxies go, as in bench.sh, and its
+ * node's variables come with the site values. */
+struct bench_env {
+	const cJSON *plan;
+	const struct npl_site *site;
+};
+
+static void bench_env(void *ctx)
+{
+	const struct bench_env *b = ctx;
+	const cJSON *role = npl_plan_role(b->plan, "bench"), *u;
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0);
+
+	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(role, "unset"))
+		unsetenv(npl_json_str(u, "name"));
+	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		struct npl_buf v = NPL_BUF_INIT;
+
+		npl_pval_resolve(&v, npl_json_str(u, "value"), b->site, NULL);
+		setenv(npl_json_str(u, "name"), npl_buf_str(&v), 1);
+		npl_buf_release(&v);
+	}
+}
 int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -156,38 +181,19 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	{
-		const cJSON *u, *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
 		pid_t pid;
 		int status;
 
 		if (stat(out, &before) == 0)
 			size_before = before.st_size;
-		fflush(NULL);
-		pid = fork();
+		pid = npl_proc_spawn(&(struct npl_proc_child){.argv = args, .out_to_err = json, .setup = bench_env,
+							      .ctx = &(struct bench_env){plan, &site}, .who = "bench"});
 		if (pid < 0) {
 			fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
 			rc = NPL_EXIT_FAIL;
 			goto out;
 		}
-		if (pid == 0) {
-			/* the proxies go, as in bench.sh */
-			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "unset"))
-				unsetenv(npl_json_str(u, "name"));
-			cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-				struct npl_buf v = NPL_BUF_INIT;
-
-				npl_pval_resolve(&v, npl_json_str(u, "value"), &site, NULL);
-				setenv(npl_json_str(u, "name"), npl_buf_str(&v), 1);
-				npl_buf_release(&v);
-			}
-			if (json)
-				dup2(2, 1);   /* one JSON document on standard output: the benchmark's report on the other */
-			execvp(args[0], args);
-			fprintf(stderr, "npulaunch: bench: cannot run %s: %s\n", args[0], strerror(errno));
-			_exit(127);
-		}
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		status = npl_proc_wait(pid);
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			struct stat after;
 

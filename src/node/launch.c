@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "npulaunch/launch.h"
+#include "npulaunch/proc.h"
 #include "npulaunch/text.h"
 
 /* ---- this node ------------------------------------------------------------------- */
@@ -221,24 +222,16 @@ static int source_files(struct npl_launch_env *e, const char *const *files, int 
 		free(keep_shlvl);
 		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
 	}
-	pid = fork();
+	/* what the files print goes to stderr; the environment comes back on fd 3 */
+	pid = npl_proc_spawn(&(struct npl_proc_child){.argv = argv, .envp = e->v, .fd3 = fd, .out_to_err = 1});
 	if (pid < 0) {
 		close(fd);
 		free(argv);
 		free(keep_shlvl);
 		return npl_error(d, NULL, "cannot source the env files: %s", strerror(errno));
 	}
-	if (pid == 0) {
-		/* what the files print goes to stderr; the environment comes back on fd 3 */
-		if (dup2(fd, 3) < 0)
-			_exit(127);
-		dup2(2, 1);
-		execvpe("bash", argv, e->v);
-		_exit(127);
-	}
 	free(argv);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	status = npl_proc_wait(pid);
 	for (off_t off = 0;;) {
 		char buf[65536];
 		ssize_t r = pread(fd, buf, sizeof(buf), off);
@@ -448,13 +441,9 @@ int npl_launch_supervise(struct npl_launch_node *l, double grace)
 
 		env_from(&e, common->v);
 		env_add(l, &e, v[k].node, 0);
-		pids[k] = fork();
-		if (pids[k] == 0) {
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			exec_in(&e, v[k].argv);
-			fprintf(stderr, "npulaunch: apply: cannot run %s: %s\n", v[k].argv[0], strerror(errno));
-			_exit(127);
-		}
+		/* PATH of its environment decides which program runs */
+		pids[k] = npl_proc_spawn(&(struct npl_proc_child){.argv = v[k].argv, .envp = e.v, .env_path = 1,
+								  .mask = &old, .who = "apply"});
 		env_release(&e);
 		if (pids[k] < 0) {
 			npl_error(l->diag, NULL, "cannot start instance %d: %s", k, strerror(errno));

@@ -536,7 +536,7 @@ static void check_node(struct npl_preflight *pf, const struct npl_preflight_opts
 {
 	const char *list = npl_json_str(o->role, "node_list");
 	int k = list ? npl_site_key_from_name(list) : -1;
-	int need = npl_json_int(o->role, "nodes_count", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o->role, "nodes")));
+	int need = npl_plan_nodes_count(o->role);
 
 	if (k < 0) {
 		skip(pf, "node", npl_arena_printf(&pf->arena, "the %s has no node list: it runs where it is started", role_name(o)));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -77,6 +78,66 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+extern char **environ;
+
+pid_t npl_proc_spawn(const struct npl_proc_child *c)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	if (c->mask)
+		sigprocmask(SIG_SETMASK, c->mask, NULL);
+	if (c->fd3 > 0 && dup2(c->fd3, 3) < 0)
+		_exit(127);
+	if (c->out_to_err)
+		dup2(2, 1);
+	if (c->setup)
+		c->setup(c->ctx);
+	if (c->env_path && c->envp) {
+		for (char *const *e = c->envp; *e; e++)
+			if (!strncmp(*e, "PATH=", 5))
+				setenv("PATH", *e + 5, 1);
+	}
+	if (c->path)
+		execve(c->path, c->argv, c->envp ? c->envp : environ);
+	else
+		execvpe(c->argv[0], c->argv, c->envp ? c->envp : environ);
+	if (c->who)
+		fprintf(stderr, "npulaunch: %s: cannot run %s: %s\n", c->who, c->path ? c->path : c->argv[0],
+			strerror(errno));
+	_exit(127);
+}
+
+int npl_proc_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+/* The child side of npl_proc_run(): its own process group, stdin from /dev/null, stdout and
+ * stderr into the pipe, the C locale. */
+struct run_child {
+	int out;
+};
+
+static void run_setup(void *ctx)
+{
+	const struct run_child *r = ctx;
+	int null = open("/dev/null", O_RDONLY);
+
+	setpgid(0, 0);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(r->out, 1) < 0 || dup2(r->out, 2) < 0)
+		_exit(127);
+	setenv("LC_ALL", "C", 1);
+}
+
 /*
  * Run path with argv (stdin /dev/null, stdout and stderr into one pipe, LC_ALL=C, in a process
  * group of its own), reading at most max bytes within timeout seconds. A tool that does not
@@ -98,21 +159,12 @@ enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, cha
 		return NPL_PROC_CANNOT;
 	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
 	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	pid = fork();
+	pid = npl_proc_spawn(&(struct npl_proc_child){.path = path, .argv = argv, .setup = run_setup,
+						    .ctx = &(struct run_child){fds[1]}});
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		return NPL_PROC_CANNOT;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-			_exit(127);
-		setenv("LC_ALL", "C", 1);
-		execv(path, argv);
-		_exit(127);
 	}
 	setpgid(pid, pid);
 	close(fds[1]);

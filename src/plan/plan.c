@@ -259,7 +259,7 @@ static int num_word(const char *w)
 }
 
 /* The nodes a role runs on (instances that share a node count once). */
-static int nodes_count(const cJSON *role)
+int npl_plan_nodes_count(const cJSON *role)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(role, "nodes_count");
 
@@ -278,7 +278,7 @@ int npl_plan_node_of(const cJSON *role, const struct npl_site *site, const char 
 	if (k < 0)
 		return -2;
 	v = &site->key[k];
-	if (v->n < nodes_count(role))
+	if (v->n < npl_plan_nodes_count(role))
 		return -2;
 	for (int i = 0; i < v->n; i++)
 		for (int j = 0; j < naddrs; j++)
