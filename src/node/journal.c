@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/base64.h>
+
 #include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/fsio.h"
@@ -29,61 +31,42 @@ char *npl_tune_journal_path(const char *root, const char *journal)
 	return npl_tune_path_of(r, "%s", NPL_TUNE_JOURNAL);
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/* Base64 through Nettle. */
 static void b64_encode(struct npl_buf *b, const unsigned char *s, size_t n)
 {
-	size_t i;
+	size_t m = BASE64_ENCODE_RAW_LENGTH(n);
+	char *q = malloc(m ? m : 1);
 
-	for (i = 0; i + 2 < n; i += 3) {
-		char q[4] = {b64[s[i] >> 2], b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)],
-			     b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)], b64[s[i + 2] & 63]};
-
-		npl_buf_add(b, q, 4);
-	}
-	if (n - i == 1) {
-		char q[4] = {b64[s[i] >> 2], b64[(s[i] & 3) << 4], '=', '='};
-
-		npl_buf_add(b, q, 4);
-	} else if (n - i == 2) {
-		char q[4] = {b64[s[i] >> 2], b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)], b64[(s[i + 1] & 15) << 2], '='};
-
-		npl_buf_add(b, q, 4);
-	}
+	if (!q)
+		npl_oom();
+	base64_encode_raw(q, n, s);
+	npl_buf_add(b, q, m);
+	free(q);
 }
 
-static int b64_val(char c)
-{
-	const char *p = c ? strchr(b64, c) : NULL;
-
-	return p ? (int)(p - b64) : -1;
-}
-
-/* Strict base64 (padded, canonical) into a malloc'ed buffer; NULL when it is not. */
+/* Strict base64 (padded, canonical) into a malloc'ed buffer; NULL when it is not. Nettle's
+ * decoder is lenient (it skips blanks, takes unpadded input and stray low bits), so the result
+ * must encode back to exactly s. */
 static char *b64_decode(const char *s, size_t *len)
 {
-	size_t n = strlen(s), i, o = 0;
-	char *out;
+	size_t n = strlen(s), o = BASE64_DECODE_LENGTH(n);
+	struct base64_decode_ctx ctx;
+	struct npl_buf back = NPL_BUF_INIT;
+	char *out = malloc(o + 1);
+	int ok;
 
-	if (n % 4)
-		return NULL;
-	out = malloc(n / 4 * 3 + 1);
 	if (!out)
 		npl_oom();
-	for (i = 0; i < n; i += 4) {
-		int a = b64_val(s[i]), b = b64_val(s[i + 1]), c = s[i + 2] == '=' ? -2 : b64_val(s[i + 2]),
-		    e = s[i + 3] == '=' ? -2 : b64_val(s[i + 3]);
-
-		if (a < 0 || b < 0 || c == -1 || e == -1 || (c == -2 && e != -2) || ((c == -2 || e == -2) && i + 4 != n) ||
-		    (c == -2 && (b & 15)) || (c >= 0 && e == -2 && (c & 3))) {
-			free(out);
-			return NULL;
-		}
-		out[o++] = (char)((a << 2) | (b >> 4));
-		if (c >= 0)
-			out[o++] = (char)(((b & 15) << 4) | (c >> 2));
-		if (e >= 0)
-			out[o++] = (char)(((c & 3) << 6) | e);
+	base64_decode_init(&ctx);
+	ok = base64_decode_update(&ctx, &o, (uint8_t *)out, n, s) && base64_decode_final(&ctx);
+	if (ok) {
+		b64_encode(&back, (const unsigned char *)out, o);
+		ok = back.len == n && !memcmp(back.data, s, n);
+		npl_buf_release(&back);
+	}
+	if (!ok) {
+		free(out);
+		return NULL;
 	}
 	out[o] = '\0';
 	*len = o;

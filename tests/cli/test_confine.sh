@@ -219,7 +219,9 @@ rm "$J"
 # ---- 6. a damaged journal restores nothing, fails, and is kept ----
 for damage in '.entries[3] |= (if has("base64") then .base64 = 5 else .contents = 5 end)' \
 	'del(.entries[2].path)' '.entries[1] = 7' '.entries[0].path = "/proc/sys/vm/../../../victim"' \
-	'.entries += [.entries[0]]' '.entries[4].base64 = "not base64!"' '.root = "/"' '.format = "x"'; do
+	'.entries += [.entries[0]]' '.entries[4].base64 = "not base64!"' '.root = "/"' '.format = "x"' \
+	'.entries[4].base64 = "WAp="' '.entries[4].base64 = "WAo"' '.entries[4].base64 = " WAo="'; do
+	# (the last three: stray low bits, no padding, a blank: base64 that is not strict and canonical)
 	fresh
 	expect_rc 0 "$NPL" tune --apply --root "$R"
 	tuned=$(state_of "$R")
