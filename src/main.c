@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npl_version.h"
 #include <cjson/cJSON.h>
 
@@ -232,9 +233,7 @@ int main(int argc, char **argv)
 	cli.argv = npl_arena_calloc(&cli.arena, (size_t)argc + 1, sizeof(*cli.argv));
 	memcpy(cli.argv, argv, (size_t)argc * sizeof(*argv));
 	cli.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	cli.recipe_dirs = calloc((size_t)argc + 64, sizeof(*cli.recipe_dirs));
-	if (!cli.recipe_dirs)
-		npl_oom();
+	cli.recipe_dirs = npl_xcalloc((size_t)argc + 64, sizeof(*cli.recipe_dirs));
 	env = getenv("NPULAUNCH_RECIPES");
 	if (env && *env) {
 		char *copy = npl_arena_strdup(&cli.arena, env), *tok, *save = NULL;

@@ -45,4 +45,12 @@ void npl_mem_unmap(void *p, size_t len);
 /* Abort with a message: out of memory. */
 void npl_oom(void) __attribute__((noreturn));
 
+/* malloc(), calloc(), realloc(), strdup() and strndup() that never return NULL (a size of 0 is
+ * taken as 1): on failure they call npl_oom(), the one allocation-failure path. */
+void *npl_xmalloc(size_t n);
+void *npl_xcalloc(size_t n, size_t size);
+void *npl_xrealloc(void *p, size_t n);
+char *npl_xstrdup(const char *s);
+char *npl_xstrndup(const char *s, size_t n);
+
 #endif

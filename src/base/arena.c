@@ -191,3 +191,47 @@ void *npl_arena_grow(struct npl_arena *a, void *old, size_t have, size_t want, s
 		memcpy(p, old, have * sz);
 	return p;
 }
+
+void *npl_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		npl_oom();
+	return p;
+}
+
+void *npl_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		npl_oom();
+	return p;
+}
+
+void *npl_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		npl_oom();
+	return p;
+}
+
+char *npl_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		npl_oom();
+	return p;
+}
+
+char *npl_xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (!p)
+		npl_oom();
+	return p;
+}

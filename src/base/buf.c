@@ -21,9 +21,7 @@ static void reserve(struct npl_buf *b, size_t extra)
 			npl_oom();
 		cap *= 2;
 	}
-	p = realloc(b->data, cap);
-	if (!p)
-		npl_oom();
+	p = npl_xrealloc(b->data, cap);
 	b->data = p;
 	b->cap = cap;
 	b->data[b->len] = '\0';

@@ -39,9 +39,7 @@ static void rehash(struct npl_diag *d)
 	int i, n = d->nslots ? d->nslots * 2 : 64;
 
 	free(d->slots);
-	d->slots = calloc((size_t)n, sizeof(*d->slots));
-	if (!d->slots)
-		npl_oom();
+	d->slots = npl_xcalloc((size_t)n, sizeof(*d->slots));
 	d->nslots = n;
 	for (i = 0; i < d->nnames; i++)
 		*slot_of(d, d->names[i].name) = i + 1;
@@ -60,20 +58,16 @@ static struct npl_diag_name *intern(struct npl_diag *d, const char *name)
 		return &d->names[*slot - 1];
 	if (d->nnames == d->capnames) {
 		int cap = d->capnames ? d->capnames * 2 : 16;
-		void *p = realloc(d->names, (size_t)cap * sizeof(*d->names));
+		void *p = npl_xrealloc(d->names, (size_t)cap * sizeof(*d->names));
 
-		if (!p)
-			npl_oom();
 		d->names = p;
 		d->capnames = cap;
 	}
-	d->names[d->nnames].name = strdup(name);
+	d->names[d->nnames].name = npl_xstrdup(name);
 	d->names[d->nnames].text = NULL;
 	d->names[d->nnames].marks = NULL;
 	d->names[d->nnames].nmarks = 0;
 	d->names[d->nnames].at_line = 0;
-	if (!d->names[d->nnames].name)
-		npl_oom();
 	*slot = ++d->nnames;
 	return &d->names[d->nnames - 1];
 }
@@ -116,9 +110,7 @@ static void rehash_entries(struct npl_diag *d)
 	int i, n = d->neslots ? d->neslots * 2 : 64;
 
 	free(d->eslots);
-	d->eslots = calloc((size_t)n, sizeof(*d->eslots));
-	if (!d->eslots)
-		npl_oom();
+	d->eslots = npl_xcalloc((size_t)n, sizeof(*d->eslots));
 	d->neslots = n;
 	for (i = 0; i < d->n; i++)
 		*entry_slot(d, d->v[i].sev, &d->v[i].loc, d->v[i].msg) = i + 1;
@@ -148,10 +140,8 @@ void npl_diag_vadd(struct npl_diag *d, enum npl_severity sev, const struct npl_l
 	}
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 16;
-		void *p = realloc(d->v, (size_t)cap * sizeof(*d->v));
+		void *p = npl_xrealloc(d->v, (size_t)cap * sizeof(*d->v));
 
-		if (!p)
-			npl_oom();
 		d->v = p;
 		d->cap = cap;
 	}
@@ -197,10 +187,8 @@ void npl_diag_grouped(struct npl_diag *d, enum npl_severity sev, const struct np
 	npl_diag_vadd(d, sev, loc, fmt, ap);
 	va_end(ap);
 	if (d->n > n) {
-		d->v[n].group = strdup(group);
-		d->v[n].label = strdup(label ? label : "");
-		if (!d->v[n].group || !d->v[n].label)
-			npl_oom();
+		d->v[n].group = npl_xstrdup(group);
+		d->v[n].label = npl_xstrdup(label ? label : "");
 	}
 }
 
@@ -213,14 +201,10 @@ static struct npl_diag_group *group_of(struct npl_diag *d, const char *key)
 			return &d->groups[i];
 	if (d->ngroups == d->capgroups) {
 		d->capgroups = d->capgroups ? d->capgroups * 2 : 8;
-		d->groups = realloc(d->groups, (size_t)d->capgroups * sizeof(*d->groups));
-		if (!d->groups)
-			npl_oom();
+		d->groups = npl_xrealloc(d->groups, (size_t)d->capgroups * sizeof(*d->groups));
 	}
 	memset(&d->groups[d->ngroups], 0, sizeof(*d->groups));
-	d->groups[d->ngroups].key = strdup(key);
-	if (!d->groups[d->ngroups].key)
-		npl_oom();
+	d->groups[d->ngroups].key = npl_xstrdup(key);
 	return &d->groups[d->ngroups++];
 }
 
@@ -280,9 +264,7 @@ static const char *line_start(struct npl_diag_name *n, int line)
 					size_t *m;
 
 					cap = cap ? 2 * cap : 64;
-					m = realloc(n->marks, (size_t)cap * sizeof(*m));
-					if (!m)
-						npl_oom();
+					m = npl_xrealloc(n->marks, (size_t)cap * sizeof(*m));
 					n->marks = m;
 				}
 				n->marks[n->nmarks++] = (size_t)(p - n->text);
@@ -416,9 +398,7 @@ void npl_diag_flush(struct npl_diag *d, FILE *fp)
 				size_t n = g->labels ? strlen(g->labels) : 0, l = strlen(e->label);
 
 				if (g->more < 10) {
-					g->labels = realloc(g->labels, n + l + 3);
-					if (!g->labels)
-						npl_oom();
+					g->labels = npl_xrealloc(g->labels, n + l + 3);
 					sprintf(g->labels + n, "%s%s", n ? ", " : "", e->label);
 				}
 				g->more++;

@@ -68,9 +68,7 @@ char *npl_read_file_max(struct npl_arena *a, const char *path, size_t max, size_
 	if (st.st_size > 0)
 		size = (size_t)st.st_size;
 	cap = size ? size + 1 : max < 4096 ? max + 1 : 4096;
-	p = a ? npl_arena_alloc(a, cap + 1) : malloc(cap + 1);
-	if (!p)
-		npl_oom();
+	p = a ? npl_arena_alloc(a, cap + 1) : npl_xmalloc(cap + 1);
 	for (;;) {
 		ssize_t r = read(fd, p + got, cap - got);
 
@@ -95,10 +93,8 @@ char *npl_read_file_max(struct npl_arena *a, const char *path, size_t max, size_
 			if (a) {
 				p = npl_arena_grow(a, p, got, ncap + 1, 1);
 			} else {
-				char *q = realloc(p, ncap + 1);
+				char *q = npl_xrealloc(p, ncap + 1);
 
-				if (!q)
-					npl_oom();
 				p = q;
 			}
 			cap = ncap;
@@ -135,9 +131,7 @@ int npl_mkdirs(const char *path, mode_t mode, struct npl_diag *d)
 
 	if (!*path)
 		return npl_error(d, NULL, "cannot create directory '': No such file or directory");
-	p = strdup(path);
-	if (!p)
-		npl_oom();
+	p = npl_xstrdup(path);
 	for (s = p + 1;; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;

@@ -14,9 +14,7 @@ int npl_edit_distance(const char *a, const char *b)
 
 	if (la > 256 || lb > 256)
 		return INT_MAX;
-	mem = calloc(3 * (lb + 1), sizeof(int));
-	if (!mem)
-		npl_oom();
+	mem = npl_xcalloc(3 * (lb + 1), sizeof(int));
 	prev2 = mem;
 	prev = prev2 + lb + 1;
 	cur = prev + lb + 1;

@@ -5,6 +5,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/check.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
@@ -117,9 +118,7 @@ struct option *npl_cli_options(const struct option *own)
 
 	while (own[n].name)
 		n++;
-	v = calloc(n + m + NPL_SITE_COUNT + 1, sizeof(*v));
-	if (!v)
-		npl_oom();
+	v = npl_xcalloc(n + m + NPL_SITE_COUNT + 1, sizeof(*v));
 	memcpy(v, own, n * sizeof(*v));
 	memcpy(v + n, npl_cli_recipe_options, m * sizeof(*v));
 	/* the cluster values are flags named as their site keys: --image IMG, --gang[=false] */
@@ -240,9 +239,7 @@ static int parse_override(struct npl_cli *cli, struct npl_cli_recipe_opts *o, in
 	}
 	if (o->nov == o->capov) {
 		o->capov = o->capov ? o->capov * 2 : 8;
-		o->ov = realloc(o->ov, (size_t)o->capov * sizeof(*o->ov));
-		if (!o->ov)
-			npl_oom();
+		o->ov = npl_xrealloc(o->ov, (size_t)o->capov * sizeof(*o->ov));
 	}
 	o->ov[o->nov++] = ov;
 	return 1;
@@ -423,13 +420,11 @@ int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl
 
 const char *npl_cli_suggest_model(const struct npl_db *db, const char *arg)
 {
-	const char **names = calloc((size_t)db->nmodels * 2 + 1, sizeof(*names));
+	const char **names = npl_xcalloc((size_t)db->nmodels * 2 + 1, sizeof(*names));
 	const char *best = NULL;
 	size_t len = strlen(arg);
 	int i, n = 0, prefixed = 0;
 
-	if (!names)
-		npl_oom();
 	/* a name the argument begins (kimi: kimi-k2.6), when only one model has it */
 	for (i = 0; len && i < db->nmodels; i++)
 		if (!strncasecmp(db->models[i]->id, arg, len) || !strncasecmp(db->models[i]->name, arg, len)) {
@@ -460,9 +455,7 @@ static const char *suggest(const struct npl_db *db, const char *arg)
 
 	if (best)
 		return best;
-	names = calloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
-	if (!names)
-		npl_oom();
+	names = npl_xcalloc((size_t)(db->nrecipes + db->nmodels) + 1, sizeof(*names));
 	for (i = 0; i < db->nrecipes; i++)
 		names[n++] = db->recipes[i]->id;
 	for (i = 0; i < db->nmodels; i++)

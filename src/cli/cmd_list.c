@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/text.h"
@@ -293,9 +294,7 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 		rc = list_models_or_profiles(cli, &db, profiles, json);
 		goto out;
 	}
-	shown = calloc((size_t)db.nrecipes + 1, sizeof(*shown));
-	if (!shown)
-		npl_oom();
+	shown = npl_xcalloc((size_t)db.nrecipes + 1, sizeof(*shown));
 	if (npl_cli_has_query(&ro)) {
 		/* a query lists the recipes that meet it */
 		struct npl_query q;

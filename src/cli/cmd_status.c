@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/health.h"
 #include "npulaunch/text.h"
@@ -100,10 +101,8 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		rc = NPL_EXIT_FAIL;
 		goto out;
 	}
-	res = calloc((size_t)n + 1, sizeof(*res));
+	res = npl_xcalloc((size_t)n + 1, sizeof(*res));
 	shown = npl_arena_calloc(&cli->arena, (size_t)n + 1, sizeof(*shown));
-	if (!res)
-		npl_oom();
 	for (i = 0; i < n; i++) {
 		char buf[1024];
 

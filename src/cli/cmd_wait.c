@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/health.h"
 #include "npulaunch/text.h"
@@ -74,9 +75,7 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	n = argc - optind;
 	if (n < 1)
 		return npl_cli_usage_error("wait", "which servers? give their URLs (http://HOST:PORT)");
-	urls = calloc((size_t)n, sizeof(*urls));
-	if (!urls)
-		npl_oom();
+	urls = npl_xcalloc((size_t)n, sizeof(*urls));
 	for (i = 0; i < n; i++) {
 		const char *u = argv[optind + i];
 		size_t len = strlen(u);
@@ -97,9 +96,7 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 		fprintf(stderr, "npulaunch: wait: %s\n", herr);
 		return NPL_EXIT_FAIL;
 	}
-	res = calloc((size_t)n, sizeof(*res));
-	if (!res)
-		npl_oom();
+	res = npl_xcalloc((size_t)n, sizeof(*res));
 	left = npl_wait(urls, n, kind, timeout, json ? NULL : stdout, res);
 	if (json) {
 		/* {ready, timeout_s, probe, servers: [{url, ready, after_s, error}]}: URLs redacted */

@@ -41,10 +41,8 @@ static int node(struct emit *e, const struct npl_ynode *n)
 {
 	static const char *const kinds[] = {"NPL_YSCALAR", "NPL_YSEQ", "NPL_YMAP"};
 	int me = e->nnodes++, nk = n->kind == NPL_YMAP ? 2 * n->n : n->n, first = e->nkids, i;
-	int *idx = nk ? malloc((size_t)nk * sizeof(*idx)) : NULL;
+	int *idx = nk ? npl_xmalloc((size_t)nk * sizeof(*idx)) : NULL;
 
-	if (nk && !idx)
-		npl_oom();
 	/* the children's kid slots come first, so that they are contiguous */
 	e->nkids += nk;
 	for (i = 0; i < nk; i++)
@@ -69,10 +67,8 @@ static int node(struct emit *e, const struct npl_ynode *n)
 static void file_out(struct npl_buf *b, int file, const char *name, struct npl_ynode **docs, int ndocs)
 {
 	struct emit e = {NPL_BUF_INIT, NPL_BUF_INIT, 0, 0, file, name};
-	int *roots = malloc((size_t)(ndocs ? ndocs : 1) * sizeof(*roots)), i;
+	int *roots = npl_xmalloc((size_t)ndocs * sizeof(*roots)), i;
 
-	if (!roots)
-		npl_oom();
 	for (i = 0; i < ndocs; i++)
 		roots[i] = node(&e, docs[i]);
 	npl_buf_printf(b, "/* ");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/recipe.h"
@@ -173,9 +174,7 @@ static const char *seen_before(struct seen *s, const struct stat *st, const char
 	if (2 * (s->n + 1) > s->cap) {
 		struct seen bigger = {NULL, 0, s->cap ? 2 * s->cap : 64};
 
-		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
-		if (!bigger.v)
-			npl_oom();
+		bigger.v = npl_xcalloc(bigger.cap, sizeof(*bigger.v));
 		for (i = 0; i < s->cap; i++)
 			if (s->v[i].path)
 				bigger.v[seen_slot(&bigger, s->v[i].dev, s->v[i].ino)] = s->v[i];
@@ -215,9 +214,7 @@ static int load_tree(struct npl_db *db, struct seen *seen, const char *dir, int 
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			ents = realloc(ents, cap * sizeof(*ents));
-			if (!ents)
-				npl_oom();
+			ents = npl_xrealloc(ents, cap * sizeof(*ents));
 		}
 		{
 			/* dir/name, without printf: a folder of thousands of recipes makes thousands */

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/text.h"
 #include "npulaunch/yaml.h"
 
@@ -51,9 +52,7 @@ static int check_keys(struct npl_ynode *map, struct npl_diag *d)
 
 	if (map->n < 2)
 		return 0;
-	keys = malloc((size_t)map->n * sizeof(*keys));
-	if (!keys)
-		npl_oom();
+	keys = npl_xmalloc((size_t)map->n * sizeof(*keys));
 	for (i = 0; i < map->n; i++)
 		keys[i] = map->kids[2 * i];
 	qsort(keys, (size_t)map->n, sizeof(*keys), keycmp);

@@ -5,18 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/bench.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/text.h"
-
-static char *xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (!p)
-		npl_oom();
-	return p;
-}
 
 /* The URL of the deployment's entry point: the router, or the PD-mixed server's first instance. */
 static const char *entry_url(const cJSON *plan)
@@ -68,19 +60,17 @@ char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char
 		snprintf(ehost, sizeof(ehost), "%s", host);
 	if (port > 0)
 		snprintf(eport, sizeof(eport), "%d", port);
-	argv = calloc((size_t)cap, sizeof(*argv));
-	if (!argv)
-		npl_oom();
+	argv = npl_xcalloc((size_t)cap, sizeof(*argv));
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "launch"))
 		if (n < cap - 8)
-			argv[n++] = xstrdup(it->valuestring);
+			argv[n++] = npl_xstrdup(it->valuestring);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "flags")) {
 		const char *flag = npl_json_str(it, "flag");
 
 		if (!strcmp(flag, "--output-file"))
 			continue;
 		if (n < cap - 8)
-			argv[n++] = xstrdup(flag);
+			argv[n++] = npl_xstrdup(flag);
 		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values")) {
 			struct npl_buf w = NPL_BUF_INIT;
 
@@ -100,8 +90,8 @@ char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char
 				npl_buf_release(&w);
 		}
 	}
-	argv[n++] = xstrdup("--output-file");
-	argv[n++] = xstrdup(out);
+	argv[n++] = npl_xstrdup("--output-file");
+	argv[n++] = npl_xstrdup(out);
 	argv[n] = NULL;
 	return argv;
 }
@@ -302,9 +292,7 @@ static cJSON *read_record(const char *file, int lineno, const char *line, size_t
 		bad->why = "not valid JSON";
 		return NULL;
 	}
-	copy = malloc(n + 1);
-	if (!copy)
-		npl_oom();
+	copy = npl_xmalloc(n + 1);
 	memcpy(copy, line, n);
 	copy[n] = '\0';
 	sanitize(copy);

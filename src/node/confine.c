@@ -27,15 +27,6 @@
 
 #define MAX_HOPS 8
 
-char *npl_tune_strdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (!p)
-		npl_oom();
-	return p;
-}
-
 char *npl_tune_path_of(const char *root, const char *fmt, ...)
 {
 	struct npl_buf b = NPL_BUF_INIT;
@@ -362,7 +353,7 @@ int npl_tune_host_open(struct npl_tune *t, const char *rel, int flags, int kind,
 				return -1;
 			}
 			if (resolved)
-				*resolved = npl_tune_strdup(cur);
+				*resolved = npl_xstrdup(cur);
 			return fd;
 		}
 		e = errno;
@@ -399,10 +390,8 @@ int npl_tune_host_open(struct npl_tune *t, const char *rel, int flags, int kind,
 			if (cur[end] == '/') {
 				free(t->link_from);
 				free(t->link_to);
-				t->link_from = strndup(cur, end);
-				t->link_to = npl_tune_strdup(lto);
-				if (!t->link_from)
-					npl_oom();
+				t->link_from = npl_xstrndup(cur, end);
+				t->link_to = npl_xstrdup(lto);
 			}
 			strcpy(cur, next);
 		}
@@ -426,7 +415,7 @@ int npl_tune_open_root(struct npl_tune *t, struct npl_diag *d)
 
 char *npl_tune_norm_root(const char *root)
 {
-	char *r = npl_tune_strdup(root && strcmp(root, "/") ? root : "");
+	char *r = npl_xstrdup(root && strcmp(root, "/") ? root : "");
 	size_t n = strlen(r);
 
 	while (n && r[n - 1] == '/')
@@ -438,10 +427,8 @@ char *npl_tune_norm_root(const char *root)
 char *npl_tune_read_all(int fd, off_t hint, size_t limit, size_t *len)
 {
 	size_t cap = hint > 0 && (size_t)hint < limit ? (size_t)hint + 1 : 4096, n = 0;
-	char *buf = malloc(cap + 1);
+	char *buf = npl_xmalloc(cap + 1);
 
-	if (!buf)
-		npl_oom();
 	for (;;) {
 		ssize_t r = read(fd, buf + n, cap - n);
 
@@ -464,9 +451,7 @@ char *npl_tune_read_all(int fd, off_t hint, size_t limit, size_t *len)
 			return NULL;
 		}
 		cap *= 2;
-		buf = realloc(buf, cap + 1);
-		if (!buf)
-			npl_oom();
+		buf = npl_xrealloc(buf, cap + 1);
 	}
 	buf[n] = '\0';
 	*len = n;

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/health.h"
 #include "npulaunch/text.h"
@@ -242,14 +243,12 @@ static void report(FILE *out, const char *fmt, ...)
 int npl_wait(const char *const *bases, int n, enum npl_probe kind, double timeout_s, FILE *out,
 	     struct npl_wait_result *res)
 {
-	struct npl_probe_result *last = calloc((size_t)n + 1, sizeof(*last));
-	int *ready = calloc((size_t)n + 1, sizeof(*ready));
+	struct npl_probe_result *last = npl_xcalloc((size_t)n + 1, sizeof(*last));
+	int *ready = npl_xcalloc((size_t)n + 1, sizeof(*ready));
 	double start = now_s(), deadline = start + timeout_s, delay = 0.1;
 	int pending = n, i;
 	char shown[1024];
 
-	if (!last || !ready)
-		npl_oom();
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			double left = deadline - now_s();

@@ -27,7 +27,7 @@ char *npl_tune_journal_path(const char *root, const char *journal)
 	const char *r = root && strcmp(root, "/") ? root : "";
 
 	if (journal)
-		return npl_tune_strdup(journal);
+		return npl_xstrdup(journal);
 	return npl_tune_path_of(r, "%s", NPL_TUNE_JOURNAL);
 }
 
@@ -35,10 +35,8 @@ char *npl_tune_journal_path(const char *root, const char *journal)
 static void b64_encode(struct npl_buf *b, const unsigned char *s, size_t n)
 {
 	size_t m = BASE64_ENCODE_RAW_LENGTH(n);
-	char *q = malloc(m ? m : 1);
+	char *q = npl_xmalloc(m ? m : 1);
 
-	if (!q)
-		npl_oom();
 	base64_encode_raw(q, n, s);
 	npl_buf_add(b, q, m);
 	free(q);
@@ -52,11 +50,9 @@ static char *b64_decode(const char *s, size_t *len)
 	size_t n = strlen(s), o = BASE64_DECODE_LENGTH(n);
 	struct base64_decode_ctx ctx;
 	struct npl_buf back = NPL_BUF_INIT;
-	char *out = malloc(o + 1);
+	char *out = npl_xmalloc(o + 1);
 	int ok;
 
-	if (!out)
-		npl_oom();
 	base64_decode_init(&ctx);
 	ok = base64_decode_update(&ctx, &o, (uint8_t *)out, n, s) && base64_decode_final(&ctx);
 	if (ok) {
@@ -150,10 +146,8 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 		npl_error(d, &at, "the tuning journal has no list of entries");
 	}
 	cap = cJSON_GetArraySize(entries);
-	j->v = calloc((size_t)cap + 1, sizeof(*j->v));
-	if (!j->v)
-		npl_oom();
-	j->root = npl_tune_strdup(jroot ? jroot : "/");
+	j->v = npl_xcalloc((size_t)cap + 1, sizeof(*j->v));
+	j->root = npl_xstrdup(jroot ? jroot : "/");
 	if (!cJSON_IsArray(entries))
 		entries = NULL;
 	cJSON_ArrayForEach(e, entries) {
@@ -185,15 +179,15 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 			if (strncmp(path, j->root, rl) || path[rl] != '/')
 				problem = "a path outside the journal's root";
 			else
-				host = npl_tune_strdup(path + rl);
+				host = npl_xstrdup(path + rl);
 		} else if (!problem) {
-			host = npl_tune_strdup(path);
+			host = npl_xstrdup(path);
 		}
 		if (!problem && !npl_tune_path_allowed(host))
 			problem = "a path that is not a tuning file (only /proc/sys/..., /sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
 		if (!problem) {
 			if (v1) {
-				data = npl_tune_strdup(contents);
+				data = npl_xstrdup(contents);
 				dlen = strlen(contents);
 			} else if (!(data = b64_decode(contents, &dlen))) {
 				problem = "contents that are not base64";
@@ -209,7 +203,7 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 			free(host);
 			continue;
 		}
-		j->v[j->n].name = npl_tune_strdup(name);
+		j->v[j->n].name = npl_xstrdup(name);
 		j->v[j->n].path = host;
 		j->v[j->n].data = data;
 		j->v[j->n].len = dlen;
@@ -217,10 +211,8 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 	}
 	if (!bad && j->n > 1) {
 		/* a file twice: which value is the original? */
-		struct npl_tune_entry **s = malloc((size_t)j->n * sizeof(*s));
+		struct npl_tune_entry **s = npl_xmalloc((size_t)j->n * sizeof(*s));
 
-		if (!s)
-			npl_oom();
 		for (i = 0; i < j->n; i++)
 			s[i] = &j->v[i];
 		qsort(s, (size_t)j->n, sizeof(*s), by_path);
@@ -250,11 +242,8 @@ int npl_tune_journal_dir(struct npl_tune *t, const char *journal, int create, co
 
 	if (journal) {
 		const char *slash = strrchr(journal, '/');
-		char *dir = slash ? strndup(journal, slash == journal ? 1 : (size_t)(slash - journal))
-				  : npl_tune_strdup(".");
-
-		if (!dir)
-			npl_oom();
+		char *dir = slash ? npl_xstrndup(journal, slash == journal ? 1 : (size_t)(slash - journal))
+				  : npl_xstrdup(".");
 		*name = slash ? slash + 1 : journal;
 		*nofollow = 0;
 		if (create && strcmp(dir, ".") && npl_mkdirs(dir, 0755, d)) {

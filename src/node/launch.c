@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/launch.h"
 #include "npulaunch/proc.h"
 #include "npulaunch/text.h"
@@ -75,11 +76,9 @@ int npl_launch_local_addrs(const char ***out, int *count, struct npl_arena *a, s
 static void env_set(struct npl_launch_env *e, const char *name, const char *value)
 {
 	size_t nl = strlen(name);
-	char *entry = malloc(nl + strlen(value) + 2);
+	char *entry = npl_xmalloc(nl + strlen(value) + 2);
 	int i;
 
-	if (!entry)
-		npl_oom();
 	sprintf(entry, "%s=%s", name, value);
 	for (i = 0; i < e->n; i++)
 		if (!strncmp(e->v[i], name, nl) && e->v[i][nl] == '=') {
@@ -89,9 +88,7 @@ static void env_set(struct npl_launch_env *e, const char *name, const char *valu
 		}
 	if (e->n + 1 >= e->cap) {
 		e->cap = e->cap ? e->cap * 2 : 64;
-		e->v = realloc(e->v, (size_t)e->cap * sizeof(*e->v));
-		if (!e->v)
-			npl_oom();
+		e->v = npl_xrealloc(e->v, (size_t)e->cap * sizeof(*e->v));
 	}
 	e->v[e->n++] = entry;
 	e->v[e->n] = NULL;
@@ -129,19 +126,15 @@ static void env_from(struct npl_launch_env *e, char **src)
 		char *eq = strchr(*src, '=');
 
 		if (eq) {
-			char *name = strndup(*src, (size_t)(eq - *src));
+			char *name = npl_xstrndup(*src, (size_t)(eq - *src));
 
-			if (!name)
-				npl_oom();
 			env_set(e, name, eq + 1);
 			free(name);
 		}
 	}
 	if (!e->v) {
 		e->cap = 8;
-		e->v = calloc((size_t)e->cap, sizeof(*e->v));
-		if (!e->v)
-			npl_oom();
+		e->v = npl_xcalloc((size_t)e->cap, sizeof(*e->v));
 	}
 }
 
@@ -158,9 +151,7 @@ static void env_put(struct npl_launch_env *e, const cJSON *item, const char *v)
 	}
 	if (!sep)
 		sep = ":";
-	joined = malloc(strlen(v) + strlen(sep) + strlen(old) + 1);
-	if (!joined)
-		npl_oom();
+	joined = npl_xmalloc(strlen(v) + strlen(sep) + strlen(old) + 1);
 	if (!strcmp(op, "prepend"))
 		sprintf(joined, "%s%s%s", v, sep, old);
 	else
@@ -194,15 +185,13 @@ static void env_release(struct npl_launch_env *e)
 static int source_files(struct npl_launch_env *e, const char *const *files, int n, struct npl_diag *d)
 {
 	const char *prog = "for f; do . \"$f\"; done; command -p env -0 >&3";
-	char **argv = calloc((size_t)n + 5, sizeof(*argv));
+	char **argv = npl_xcalloc((size_t)n + 5, sizeof(*argv));
 	struct npl_buf out = NPL_BUF_INIT;
 	const char *shlvl = env_get(e, "SHLVL");
 	char *keep_shlvl = shlvl ? strdup(shlvl) : NULL;
 	int fd, status, i;
 	pid_t pid;
 
-	if (!argv)
-		npl_oom();
 	argv[0] = "bash";
 	argv[1] = "-c";
 	argv[2] = (char *)prog;
@@ -260,10 +249,8 @@ static int source_files(struct npl_launch_env *e, const char *const *files, int 
 			const char *eq = memchr(p, '=', len);
 
 			if (eq) {
-				char *name = strndup(p, (size_t)(eq - p)), *val = strndup(eq + 1, len - (size_t)(eq - p) - 1);
+				char *name = npl_xstrndup(p, (size_t)(eq - p)), *val = npl_xstrndup(eq + 1, len - (size_t)(eq - p) - 1);
 
-				if (!name || !val)
-					npl_oom();
 				env_set(e, name, val);
 				free(name);
 				free(val);
@@ -344,9 +331,7 @@ static void inst_arg(struct npl_launch_inst *in, char *a)
 		return;
 	if (in->argc + 2 > in->cap) {
 		in->cap = in->cap ? in->cap * 2 : 64;
-		in->argv = realloc(in->argv, (size_t)in->cap * sizeof(*in->argv));
-		if (!in->argv)
-			npl_oom();
+		in->argv = npl_xrealloc(in->argv, (size_t)in->cap * sizeof(*in->argv));
 	}
 	in->argv[in->argc++] = a;
 	in->argv[in->argc] = NULL;
@@ -423,13 +408,11 @@ int npl_launch_supervise(struct npl_launch_node *l, double grace)
 	struct npl_launch_inst *v = l->inst;
 	const struct npl_launch_env *common = &l->env;
 	int n = l->ninst;
-	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	pid_t *pids = npl_xcalloc((size_t)n, sizeof(*pids));
 	sigset_t set, old;
 	int live = 0, first = -1, status = 0, k, stopping = 0;
 	double deadline = 0;
 
-	if (!pids)
-		npl_oom();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
@@ -620,11 +603,9 @@ int npl_launch_prepare(struct npl_launch_node *l, const char *root)
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l->role, "nodes"))
 		if (npl_json_int(it, "index", -1) == l->node)
 			l->ninst++;
-	l->inst = calloc((size_t)l->ninst + 1, sizeof(*l->inst));
-	l->files = calloc((size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(l->role, "source")) + 1,
+	l->inst = npl_xcalloc((size_t)l->ninst + 1, sizeof(*l->inst));
+	l->files = npl_xcalloc((size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(l->role, "source")) + 1,
 			  sizeof(*l->files));
-	if (!l->inst || !l->files)
-		npl_oom();
 	l->ninst = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l->role, "nodes"))
 		if (npl_json_int(it, "index", -1) == l->node)
@@ -666,12 +647,10 @@ int npl_launch_prepare(struct npl_launch_node *l, const char *root)
 
 void npl_launch_cpus(struct npl_launch_node *l, const char *root)
 {
-	unsigned char *want = calloc(65536, 1), *online = calloc(65536, 1);
+	unsigned char *want = npl_xcalloc(65536, 1), *online = npl_xcalloc(65536, 1);
 	cpu_set_t *mask;
 	int i, n;
 
-	if (!want || !online)
-		npl_oom();
 	if (npl_cpu_list_parse(l->cpus, want, 65536)) {
 		npl_error(l->diag, NULL, "--cpus '%s' is not a CPU list (like 0-63,128-191)", l->cpus);
 		l->bad |= NPL_LAUNCH_BAD_USAGE;   /* a usage error (bits 0-5 are missing site values) */

@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
@@ -41,9 +42,7 @@ static void add(struct npl_preflight *pf, const char *name, enum npl_pf_status s
 {
 	if (pf->n == pf->cap) {
 		pf->cap = pf->cap ? pf->cap * 2 : 16;
-		pf->v = realloc(pf->v, (size_t)pf->cap * sizeof(*pf->v));
-		if (!pf->v)
-			npl_oom();
+		pf->v = npl_xrealloc(pf->v, (size_t)pf->cap * sizeof(*pf->v));
 	}
 	pf->v[pf->n].name = name;
 	pf->v[pf->n].status = st;
@@ -758,9 +757,7 @@ static void check_model(struct npl_preflight *pf, const struct npl_preflight_opt
 			}
 			if (nnames == capn) {
 				capn = capn ? capn * 2 : 64;
-				names = realloc(names, (size_t)capn * sizeof(*names));
-				if (!names)
-					npl_oom();
+				names = npl_xrealloc(names, (size_t)capn * sizeof(*names));
 			}
 			names[nnames++] = npl_arena_strdup(&pf->arena, it->valuestring);
 		}

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/text.h"
@@ -91,9 +92,7 @@ static void add_die(struct npl_pf_smi *o, int *cap, const struct npl_pf_die *die
 {
 	if (o->ndies == *cap) {
 		*cap = *cap ? *cap * 2 : 16;
-		o->dies = realloc(o->dies, (size_t)*cap * sizeof(*o->dies));
-		if (!o->dies)
-			npl_oom();
+		o->dies = npl_xrealloc(o->dies, (size_t)*cap * sizeof(*o->dies));
 	}
 	o->dies[o->ndies++] = *die;
 }
@@ -102,9 +101,7 @@ static void add_proc(struct npl_pf_smi *o, int *cap, const struct npl_pf_proc *p
 {
 	if (o->nprocs == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
-		o->procs = realloc(o->procs, (size_t)*cap * sizeof(*o->procs));
-		if (!o->procs)
-			npl_oom();
+		o->procs = npl_xrealloc(o->procs, (size_t)*cap * sizeof(*o->procs));
 	}
 	o->procs[o->nprocs++] = *p;
 }
@@ -425,9 +422,7 @@ int npl_pf_parse_net_tcp(const char *text, int v6, struct npl_pf_listen **out, i
 				continue;
 			if (*n == cap) {
 				cap = cap ? cap * 2 : 16;
-				*out = realloc(*out, (size_t)cap * sizeof(**out));
-				if (!*out)
-					npl_oom();
+				*out = npl_xrealloc(*out, (size_t)cap * sizeof(**out));
 			}
 			(*out)[(*n)++] = l;
 		}

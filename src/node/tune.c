@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/text.h"
@@ -63,10 +64,8 @@ static struct npl_tune_item *add_item(struct npl_tune *t, char *name, const char
 
 	if (t->n == t->cap) {
 		int cap = t->cap ? t->cap * 2 : 64;
-		void *p = realloc(t->v, (size_t)cap * sizeof(*t->v));
+		void *p = npl_xrealloc(t->v, (size_t)cap * sizeof(*t->v));
 
-		if (!p)
-			npl_oom();
 		t->v = p;
 		t->cap = cap;
 	}
@@ -74,8 +73,8 @@ static struct npl_tune_item *add_item(struct npl_tune *t, char *name, const char
 	memset(it, 0, sizeof(*it));
 	it->name = name;
 	it->path = npl_tune_path_of(t->root, "/%s", rel);
-	it->rel = npl_tune_strdup(rel);
-	it->wanted = npl_tune_strdup(wanted);
+	it->rel = npl_xstrdup(rel);
+	it->wanted = npl_xstrdup(wanted);
 	it->fd = -1;
 	return it;
 }
@@ -299,12 +298,10 @@ static int offers(const char *list, const char *wanted)
 
 static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_diag *d)
 {
-	unsigned char *online = malloc(MAX_CPUS);
+	unsigned char *online = npl_xmalloc(MAX_CPUS);
 	char why[512];
 	int c, rc = 0, bad = 0;
 
-	if (!online)
-		npl_oom();
 	/* every governor is opened relative to the cpu folder: a short path walk per CPU */
 	t->cpudir = npl_tune_host_open(t, CPUDIR, O_RDONLY | O_DIRECTORY, KIND_CHECK, NULL, NULL, why, sizeof(why));
 	if (t->cpudir < 0 && (why[0] || errno != ENOENT)) {
@@ -331,7 +328,7 @@ static int collect_governors(struct npl_tune *t, const char *wanted, struct npl_
 			continue;
 		snprintf(rel, sizeof(rel), CPUDIR "/cpu%d/cpufreq/scaling_governor", c);
 		snprintf(name, sizeof(name), "cpu%d governor", c);
-		it = add_item(t, npl_tune_strdup(name), rel, wanted);
+		it = add_item(t, npl_xstrdup(name), rel, wanted);
 		/* what the CPU offers first, then whether the file can be changed (as before) */
 		snprintf(arel, sizeof(arel), CPUDIR "/cpu%d/cpufreq/scaling_available_governors", c);
 		avail = npl_tune_host_read(t, arel, &alen, why, sizeof(why));
@@ -388,7 +385,7 @@ static int collect_sysctl(struct npl_tune *t, const cJSON *s, struct npl_diag *d
 
 	npl_pval_resolve(&v, value, NULL, NULL);
 	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(s, "paths")) {
-		struct npl_tune_item *it = add_item(t, npl_tune_strdup(name), p->valuestring + 1, npl_buf_str(&v));
+		struct npl_tune_item *it = add_item(t, npl_xstrdup(name), p->valuestring + 1, npl_buf_str(&v));
 		char *path;
 
 		rc = probe(t, it, 1, d);
@@ -397,7 +394,7 @@ static int collect_sysctl(struct npl_tune *t, const cJSON *s, struct npl_diag *d
 			npl_buf_release(&v);
 			return rc;
 		}
-		path = npl_tune_strdup(it->path);
+		path = npl_xstrdup(it->path);
 		drop_last(t);
 		npl_buf_printf(&tried, "%s%s", tried.len ? ", " : "", path);
 		free(path);
@@ -617,19 +614,15 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	for (i = 0; found == 0 && i < old.n; i++)
 		npl_tune_journal_entry(&j, i == 0, old.v[i].name, old.v[i].path, old.v[i].data, old.v[i].len);
 	/* first value wins: a file the journal holds keeps its value; each new one is added */
-	keys = malloc(((size_t)old.n + (size_t)t->n + 1) * sizeof(*keys));
-	if (!keys)
-		npl_oom();
+	keys = npl_xmalloc(((size_t)old.n + (size_t)t->n + 1) * sizeof(*keys));
 	for (i = 0; i < old.n; i++)
 		keys[i] = (struct key){old.v[i].path, i};
 	for (i = 0; i < t->n; i++)
 		keys[old.n + i] = (struct key){t->v[i].path + rl, old.n + i};
 	qsort(keys, (size_t)(old.n + t->n), sizeof(*keys), by_key);
 	{
-		unsigned char *skip = calloc((size_t)t->n + 1, 1);
+		unsigned char *skip = npl_xcalloc((size_t)t->n + 1, 1);
 
-		if (!skip)
-			npl_oom();
 		for (i = 1; i < old.n + t->n; i++)
 			if (!strcmp(keys[i].path, keys[i - 1].path) && keys[i].order >= old.n)
 				skip[keys[i].order - old.n] = 1;
@@ -655,7 +648,7 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	}
 	npl_buf_release(&j);
 	if (found == 1)
-		t->jpath = npl_tune_strdup(jpath);
+		t->jpath = npl_xstrdup(jpath);
 	for (i = 0; i < t->n; i++) {
 		struct npl_tune_item *it = &t->v[i];
 		struct npl_buf b = NPL_BUF_INIT;
@@ -754,9 +747,7 @@ int npl_tune_revert(const char *root, const char *journal, int *restored, struct
 		goto out;
 	}
 	/* every file first: each must be a tuning file that can be read and written */
-	same = calloc((size_t)j.n + 1, 1);
-	if (!same)
-		npl_oom();
+	same = npl_xcalloc((size_t)j.n + 1, 1);
 	for (i = 0; i < j.n; i++) {
 		char why[512], *now, *resolved = NULL;
 		struct npl_loc p = {NULL, 0, 0};
@@ -829,7 +820,7 @@ cJSON *npl_tune_json(const struct npl_tune *t)
 	cJSON_AddNumberToObject(o, "differences", npl_tune_differences(t));
 	for (i = 0; i < t->n; i++) {
 		cJSON *it = cJSON_CreateObject();
-		char *cur = t->v[i].current ? npl_tune_strdup(t->v[i].current) : NULL;
+		char *cur = t->v[i].current ? npl_xstrdup(t->v[i].current) : NULL;
 
 		if (cur)
 			cur[strcspn(cur, "\n")] = '\0';

@@ -26,8 +26,6 @@ enum { KIND_CHECK, KIND_KNOWN, KIND_READ };
 
 /* ---- confine.c -------------------------------------------------------------------------- */
 
-/* strdup() that never returns NULL. */
-char *npl_tune_strdup(const char *s);
 /* root followed by the formatted text (malloc'ed). */
 char *npl_tune_path_of(const char *root, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when s[0..n) is a plain path component or name: no "." or "..", no odd characters. */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/output.h"
@@ -21,10 +22,8 @@
 
 char *npl_out_strdup(const char *s)
 {
-	char *p = strdup(s);
+	char *p = npl_xstrdup(s);
 
-	if (!p)
-		npl_oom();
 	return p;
 }
 
@@ -33,19 +32,15 @@ void *npl_out_grow(void *v, int *cap, int n, size_t size)
 	if (n < *cap)
 		return v;
 	*cap = *cap ? *cap * 2 : 16;
-	v = realloc(v, (size_t)*cap * size);
-	if (!v)
-		npl_oom();
+	v = npl_xrealloc(v, (size_t)*cap * size);
 	return v;
 }
 
 char *npl_out_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
+	char *p = npl_xmalloc(n);
 
-	if (!p)
-		npl_oom();
 	snprintf(p, n, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] != '/' ? "/" : "", name);
 	return p;
 }
@@ -89,10 +84,8 @@ static void add_file(struct npl_outset *s, const char *path, char *text, size_t 
 
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
 {
-	char *copy = malloc(len + 1);
+	char *copy = npl_xmalloc(len + 1);
 
-	if (!copy)
-		npl_oom();
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	add_file(s, path, copy, len, mode, 0);
@@ -193,9 +186,7 @@ char *npl_out_read_regular(const char *path, size_t *len)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > MAX_READ)
 		goto out;
-	p = malloc((size_t)st.st_size + 1);
-	if (!p)
-		npl_oom();
+	p = npl_xmalloc((size_t)st.st_size + 1);
 	while (got <= (size_t)st.st_size) {
 		ssize_t r = read(fd, p + got, (size_t)st.st_size + 1 - got);
 
@@ -390,12 +381,10 @@ static const char *difference(const struct npl_outset *s, const struct npl_outfi
 
 int npl_out_check(const struct npl_outset *s, FILE *fp)
 {
-	cJSON **recs = calloc((size_t)s->nbundles + 1, sizeof(*recs));
-	int *states = calloc((size_t)s->nbundles + 1, sizeof(*states));
+	cJSON **recs = npl_xcalloc((size_t)s->nbundles + 1, sizeof(*recs));
+	int *states = npl_xcalloc((size_t)s->nbundles + 1, sizeof(*states));
 	int i, diffs = 0;
 
-	if (!recs || !states)
-		npl_oom();
 	for (i = 0; i < s->n; i++) {
 		const struct npl_outfile *f = &s->v[i];
 		size_t len = 0;

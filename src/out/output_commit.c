@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/output.h"
 #include "output_internal.h"
@@ -151,9 +152,7 @@ static void group(struct commit *c)
 			u = &c->u[c->nu++];
 			memset(u, 0, sizeof(*u));
 			u->dir = dir;
-			u->files = malloc((size_t)s->n * sizeof(*u->files));
-			if (!u->files)
-				npl_oom();
+			u->files = npl_xmalloc((size_t)s->n * sizeof(*u->files));
 		}
 		u->files[u->nfiles++] = i;
 	}
@@ -540,9 +539,7 @@ static int make_dirs(struct commit *c, const char *dir, char ***made, int *nmade
 						       strerror(e));
 				break;
 			}
-			*made = realloc(*made, (size_t)(*nmade + 1) * sizeof(**made));
-			if (!*made)
-				npl_oom();
+			*made = npl_xrealloc(*made, (size_t)(*nmade + 1) * sizeof(**made));
 			(*made)[(*nmade)++] = q;
 		}
 		*s = ch;
@@ -659,9 +656,7 @@ static int land_files(struct commit *c, struct unit *u)
 	if (mkdir(u->aside, 0700))
 		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
 				 c->s->v[u->files[0]].path, strerror(errno));
-	u->had = calloc((size_t)u->nfiles, 1);
-	if (!u->had)
-		npl_oom();
+	u->had = npl_xcalloc((size_t)u->nfiles, 1);
 	for (k = 0; k < u->nfiles; k++) {
 		const char *target = c->s->v[u->files[k]].path, *name = npl_out_base_of(target);
 		char *staged = npl_out_join(u->stage, name), *kept = npl_out_join(u->aside, name);
@@ -769,10 +764,8 @@ static void keep_stage(struct commit *c, struct unit *u)
 	char *dir = npl_out_dir_of(u->stage), *kept;
 	const char *base = npl_out_base_of(u->stage) + strlen(NPL_OUT_TMP_PREFIX);
 	size_t n = strlen(base) + 32;
-	char *name = malloc(n);
+	char *name = npl_xmalloc(n);
 
-	if (!name)
-		npl_oom();
 	snprintf(name, n, ".npulaunch-kept-%s", base);
 	kept = npl_out_join(dir, name);
 	npl_warn(c->d, NULL, "'%s' holds earlier files of '%s' that could not be put back",
@@ -886,9 +879,7 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 		for (k = 0; c.u[i].dir[k]; k++)
 			captmp += c.u[i].dir[k] == '/';
 	captmp += c.nu + 8;
-	table = calloc((size_t)captmp, sizeof(*table));
-	if (!table)
-		npl_oom();
+	table = npl_xcalloc((size_t)captmp, sizeof(*table));
 	tmpv = table;
 	ntmp = 0;
 	signals_install(&c);

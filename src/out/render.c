@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npl_version.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/fsio.h"
@@ -89,14 +90,10 @@ static const char *template_text(struct npl_templates *t, const char *name, cons
 		return NULL;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 8;
-		t->names = realloc(t->names, (size_t)t->cap * sizeof(*t->names));
-		t->texts = realloc(t->texts, (size_t)t->cap * sizeof(*t->texts));
-		if (!t->names || !t->texts)
-			npl_oom();
+		t->names = npl_xrealloc(t->names, (size_t)t->cap * sizeof(*t->names));
+		t->texts = npl_xrealloc(t->texts, (size_t)t->cap * sizeof(*t->texts));
 	}
-	t->names[t->n] = strdup(path);
-	if (!t->names[t->n])
-		npl_oom();
+	t->names[t->n] = npl_xstrdup(path);
 	t->texts[t->n] = text;
 	*file = t->names[t->n];
 	return t->texts[t->n++];
@@ -358,9 +355,7 @@ char *npl_render_manifest(const cJSON *plan)
 	if (!j)
 		npl_oom();
 	n = strlen(j);
-	out = malloc(n + 2);
-	if (!out)
-		npl_oom();
+	out = npl_xmalloc(n + 2);
 	memcpy(out, j, n);
 	out[n] = '\n';
 	out[n + 1] = '\0';

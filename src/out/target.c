@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/site.h"
 #include "npulaunch/target.h"
 #include "npulaunch/text.h"
@@ -183,9 +184,7 @@ struct npl_pod *npl_target_pods(const cJSON *role, int *n, int *size)
 		count = 1;
 	if (shared || npi < 1)
 		npi = 1;
-	pods = calloc((size_t)count, sizeof(*pods));
-	if (!pods)
-		npl_oom();
+	pods = npl_xcalloc((size_t)count, sizeof(*pods));
 	for (i = 0; i < count; i++) {
 		pods[i].node = i;
 		pods[i].group = shared ? i : i / npi;

@@ -426,11 +426,9 @@ int npl_tmpl_render(const char *file, const char *text, const cJSON *view,
 	static const struct npl_tmpl_env none = {NULL, NULL, NULL};
 	struct npl_arena a;
 	struct node root;
-	struct render *r = calloc(1, sizeof(*r));
+	struct render *r = npl_xcalloc(1, sizeof(*r));
 	int rc;
 
-	if (!r)
-		npl_oom();
 	npl_arena_init(&a);
 	memset(&root, 0, sizeof(root));
 	if (!file)
