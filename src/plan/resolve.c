@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/text.h"
 
 #include "resolve_internal.h"
@@ -486,15 +487,13 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 		   const struct npl_resolve_opts *o, struct npl_diag *d)
 {
 	static const struct npl_resolve_opts none = {0};
-	struct ctx *c = calloc(1, sizeof(*c));
+	struct ctx *c = npl_xcalloc(1, sizeof(*c));
 	struct npl_arena arena;
 	struct shape sh[2];
 	struct needs all = {{0}, {0}};
 	cJSON *plan = NULL, *roles, *it;
 	int nsh, i;
 
-	if (!c)
-		npl_oom();
 	npl_arena_init(&arena);
 	c->a = &arena;
 	c->d = d;
@@ -600,12 +599,10 @@ out:
 
 cJSON *npl_resolve_tuning(const struct npl_db *db, const struct npl_layer *hw, struct npl_diag *d)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
+	struct ctx *c = npl_xcalloc(1, sizeof(*c));
 	struct npl_arena arena;
 	cJSON *t = NULL;
 
-	if (!c)
-		npl_oom();
 	npl_arena_init(&arena);
 	c->a = &arena;
 	c->d = d;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/select.h"
 #include "npulaunch/text.h"
 
@@ -624,12 +625,10 @@ static const struct npl_layer *unique_nearest(const struct npl_db *db, const str
 void npl_select(const struct npl_db *db, const struct npl_query *q, struct npl_selection *s,
 		struct npl_arena *a)
 {
-	const struct npl_layer **v = calloc((size_t)db->nrecipes + 1, sizeof(*v));
-	const struct npl_layer **tmp = calloc((size_t)db->nrecipes + 1, sizeof(*tmp));
+	const struct npl_layer **v = npl_xcalloc((size_t)db->nrecipes + 1, sizeof(*v));
+	const struct npl_layer **tmp = npl_xcalloc((size_t)db->nrecipes + 1, sizeof(*tmp));
 	int n, ties, i;
 
-	if (!v || !tmp)
-		npl_oom();
 	memset(s, 0, sizeof(*s));
 	n = qualified(db, q, v);
 	s->nqualified = n;
@@ -661,11 +660,9 @@ out:
 void npl_select_nearest(const struct npl_db *db, const struct npl_query *q, struct npl_selection *s,
 			struct npl_arena *a)
 {
-	const struct npl_layer **tmp = calloc((size_t)db->nrecipes + 1, sizeof(*tmp));
+	const struct npl_layer **tmp = npl_xcalloc((size_t)db->nrecipes + 1, sizeof(*tmp));
 	int ties, i;
 
-	if (!tmp)
-		npl_oom();
 	memset(s, 0, sizeof(*s));
 	misses(db, q, s, a);
 	if (s->ncands == 0) {
