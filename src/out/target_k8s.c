@@ -12,7 +12,7 @@
  * (PREFILL_IPS, ...), checks that the pod is where its group and rank put it,
  * and runs ROLE.sh --no-tune; so each pod launches the plan's argv and
  * environment for its node. The manifests are built as cJSON trees and written
- * as YAML (block style; strings quoted where YAML would read them otherwise).
+ * as YAML by libyaml's emitter (yamlout.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,157 +22,10 @@
 #include "npulaunch/plan.h"
 #include "npulaunch/target.h"
 #include "npulaunch/text.h"
+#include "npulaunch/yamlout.h"
 
 #define MOUNT "/opt/npulaunch"   /* where the scripts' ConfigMap is mounted in every container */
 #define MAXPORTS 64
-
-/* ---- YAML out ------------------------------------------------------------- */
-
-static int plain_ok(const char *s)
-{
-	static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"};
-	const char *p;
-	size_t i;
-
-	if (!*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '/' || *s == '_'))
-		return 0;
-	for (p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr("_./=@+-:", *p)))
-			return 0;
-	if (p[-1] == ':')
-		return 0;
-	for (i = 0; i < NPL_ARRAY_SIZE(words); i++)
-		if (!strcasecmp(s, words[i]))
-			return 0;
-	return 1;
-}
-
-/* Text that a literal block holds exactly: printable lines (tabs allowed). */
-static int block_ok(const char *s)
-{
-	const unsigned char *p;
-
-	if (!strchr(s, '\n'))
-		return 0;
-	for (p = (const unsigned char *)s; *p; p++)
-		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-			return 0;
-	return 1;
-}
-
-static void indent_to(struct npl_buf *out, int n)
-{
-	while (n-- > 0)
-		npl_buf_putc(out, ' ');
-}
-
-static void scalar(struct npl_buf *out, const cJSON *j, int indent)
-{
-	if (cJSON_IsBool(j)) {
-		npl_buf_puts(out, cJSON_IsTrue(j) ? "true" : "false");
-	} else if (cJSON_IsNumber(j)) {
-		if (j->valuedouble == (double)(long long)j->valuedouble)
-			npl_buf_printf(out, "%lld", (long long)j->valuedouble);
-		else
-			npl_buf_printf(out, "%.17g", j->valuedouble);
-	} else if (cJSON_IsString(j)) {
-		const char *s = j->valuestring, *line;
-		size_t n = strlen(s);
-
-		if (plain_ok(s)) {
-			npl_buf_puts(out, s);
-		} else if (block_ok(s)) {
-			npl_buf_putc(out, '|');
-			if (s[0] == ' ')
-				npl_buf_putc(out, '2');
-			if (s[n - 1] != '\n')
-				npl_buf_putc(out, '-');
-			else if (n > 1 && s[n - 2] == '\n')
-				npl_buf_putc(out, '+');
-			for (line = s; *line;) {
-				const char *nl = strchr(line, '\n');
-				size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-				npl_buf_putc(out, '\n');
-				if (len) {
-					indent_to(out, indent);
-					npl_buf_add(out, line, len);
-				}
-				line += len + (nl ? 1 : 0);
-			}
-		} else {
-			npl_buf_json_string(out, s);
-		}
-	} else {
-		npl_buf_puts(out, "null");
-	}
-}
-
-static void key(struct npl_buf *out, const char *k)
-{
-	if (plain_ok(k))
-		npl_buf_puts(out, k);
-	else
-		npl_buf_json_string(out, k);
-	npl_buf_putc(out, ':');
-}
-
-static int collection(const cJSON *j)
-{
-	return (cJSON_IsObject(j) || cJSON_IsArray(j)) && j->child;
-}
-
-/* j at indent; inline: the first line is already started (after "- "). */
-static void yaml_node(struct npl_buf *out, const cJSON *j, int indent, int inl)
-{
-	const cJSON *it;
-	int first = 1;
-
-	if (cJSON_IsObject(j)) {
-		cJSON_ArrayForEach(it, j) {
-			if (!first || !inl)
-				indent_to(out, indent);
-			first = 0;
-			key(out, it->string);
-			if (collection(it)) {
-				npl_buf_putc(out, '\n');
-				/* a list under a key keeps the key's indent, as kubectl writes them */
-				yaml_node(out, it, cJSON_IsArray(it) ? indent : indent + 2, 0);
-			} else {
-				npl_buf_putc(out, ' ');
-				if (cJSON_IsObject(it))
-					npl_buf_puts(out, "{}");
-				else if (cJSON_IsArray(it))
-					npl_buf_puts(out, "[]");
-				else
-					scalar(out, it, indent + 2);
-				npl_buf_putc(out, '\n');
-			}
-		}
-	} else if (cJSON_IsArray(j)) {
-		cJSON_ArrayForEach(it, j) {
-			if (!first || !inl)
-				indent_to(out, indent);
-			first = 0;
-			npl_buf_puts(out, "- ");
-			if (collection(it) && cJSON_IsObject(it)) {
-				yaml_node(out, it, indent + 2, 1);
-			} else if (collection(it)) {
-				npl_buf_putc(out, '\n');
-				yaml_node(out, it, indent + 2, 0);
-			} else {
-				if (cJSON_IsObject(it))
-					npl_buf_puts(out, "{}");
-				else if (cJSON_IsArray(it))
-					npl_buf_puts(out, "[]");
-				else
-					scalar(out, it, indent + 2);
-				npl_buf_putc(out, '\n');
-			}
-		}
-	}
-}
 
 /* ---- building --------------------------------------------------------------- */
 
@@ -766,16 +619,11 @@ static void write_docs(struct npl_outset *set, const char *dir, const char *file
 		       const char *head)
 {
 	struct npl_buf b = NPL_BUF_INIT;
-	const cJSON *doc;
 	char path[4096];
 
 	if (head)
 		npl_buf_puts(&b, head);
-	cJSON_ArrayForEach(doc, docs) {
-		if (doc != docs->child)
-			npl_buf_puts(&b, "---\n");
-		yaml_node(&b, doc, 0, 0);
-	}
+	npl_yamlout_docs(&b, docs);
 	snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", file);
 	npl_out_add(set, path, npl_buf_str(&b), b.len, 0644);
 	npl_buf_release(&b);

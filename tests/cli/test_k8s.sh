@@ -48,12 +48,14 @@ expect_grep "$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml" "# edit
 expect_rc 0 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --force
 expect_nogrep "$T/all-k8s/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms/services.yaml" "# edited"
 
-# the ConfigMap holds the scripts byte for byte (YAML literal blocks): the servers' scripts of every
+# the ConfigMap holds the scripts byte for byte (as YAML strings): the servers' scripts of every
 # pd-disagg recipe are the ones the docker target writes as files from the same values, and so
-# are those of a value that YAML would read otherwise (leading blanks, ': ', ' #', quotes, a tab)
+# are those of a value that YAML would read otherwise (leading blanks, ': ', ' #', quotes, a tab,
+# and the characters a YAML reader refuses raw or takes for a line break: DEL, C1 controls, NEL,
+# U+2028, a BOM; libyaml's emitter escapes them)
 expect_rc 0 "$NPL" render --all --target docker "${SITE[@]}" -o "$T/all-docker"
 for v in "  lead: \"q\" #x	tab \\ 모델" "- item" "|" "x
-y"; do
+y" $'del\x7f c1\u0080 nel\u0085 ls\u2028 ps\u2029 bom\ufeff'; do
 	expect_rc 0 "$NPL" render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms --target k8s "${SITE[@]}" \
 		--env "prefill:NPL_ODD=$v" -o "$T/odd-k8s"
 	expect_rc 0 "$NPL" render deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms --target docker "${SITE[@]}" \
@@ -64,6 +66,28 @@ cm = yaml.safe_load(open(sys.argv[1] + "/configmap.yaml"))["data"]
 assert cm["prefill.sh"] == open(sys.argv[2] + "/prefill.sh").read(), "prefill.sh"
 ' "$T/odd-k8s" "$T/odd-docker" || fail "the ConfigMap's prefill.sh with NPL_ODD=[$v] is not the script"
 done
+# a site value with those characters in the manifests themselves: every file parses, and the
+# model path comes back whole where the pods mount it
+mp=$'/models/del\x7f nel\u0085 ls\u2028'
+expect_rc 0 "$NPL" render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --target k8s --model-path "$mp" \
+	--draft-model-path /models/d --ifname eth0 -o "$T/odd-path"
+"$PY" - "$T/odd-path" "$mp" >"$T/odd-path.out" 2>&1 <<'EOF' || fail "a hostile model path in the manifests: $(cat "$T/odd-path.out")"
+import glob, sys, yaml
+def strings(x):
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from strings(v)
+    elif isinstance(x, str):
+        yield x
+hits = 0
+for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
+    for doc in yaml.safe_load_all(open(f, encoding="utf-8")):
+        hits += sum(s == sys.argv[2] for s in strings(doc))
+assert hits >= 2, f"the model path is found {hits} times"
+EOF
 "$PY" - "$T/all-k8s" "$T/all-docker" >"$T/same" 2>&1 <<'EOF' || fail "ConfigMap scripts: $(cat "$T/same")"
 import os, sys, yaml
 n = 0

@@ -1,0 +1,133 @@
+/* yamlout.c: cJSON trees written as YAML documents by libyaml's emitter; see yamlout.h. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yaml.h>
+
+#include "npulaunch/arena.h"
+#include "npulaunch/text.h"
+#include "npulaunch/yamlout.h"
+
+/* Text YAML reads back as the same string when written plain: a word of letters, digits and
+ * _./=@+-: that starts with a letter, '/' or '_', does not end with ':' and is none of the
+ * words YAML 1.1 readers take for a boolean or null. */
+static int plain_ok(const char *s)
+{
+	static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"};
+	const char *p;
+	size_t i;
+
+	if (!*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '/' || *s == '_'))
+		return 0;
+	for (p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("_./=@+-:", *p)))
+			return 0;
+	if (p[-1] == ':')
+		return 0;
+	for (i = 0; i < NPL_ARRAY_SIZE(words); i++)
+		if (!strcasecmp(s, words[i]))
+			return 0;
+	return 1;
+}
+
+static int emit(yaml_emitter_t *e, yaml_event_t *ev)
+{
+	return yaml_emitter_emit(e, ev) ? 0 : -1;
+}
+
+/* A string: plain when it reads back as itself; else a literal block when it is lines of
+ * text libyaml can hold in one (printable, no tabs, no trailing blanks), double-quoted with
+ * libyaml's escapes otherwise. */
+static int string(yaml_emitter_t *e, const char *s)
+{
+	yaml_event_t ev;
+	yaml_scalar_style_t style = plain_ok(s) ? YAML_PLAIN_SCALAR_STYLE
+				    : strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
+				     style == YAML_PLAIN_SCALAR_STYLE, style != YAML_PLAIN_SCALAR_STYLE, style);
+	return emit(e, &ev);
+}
+
+static int node(yaml_emitter_t *e, const cJSON *j)
+{
+	yaml_event_t ev;
+	const cJSON *it;
+	char num[64];
+
+	if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+		/* an empty one in flow style: {} or [] */
+		int block = j->child != NULL;
+
+		if (cJSON_IsObject(j))
+			yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							    block ? YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE);
+		else
+			yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							     block ? YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE);
+		if (emit(e, &ev))
+			return -1;
+		cJSON_ArrayForEach(it, j)
+			if ((cJSON_IsObject(j) && string(e, it->string)) || node(e, it))
+				return -1;
+		if (cJSON_IsObject(j))
+			yaml_mapping_end_event_initialize(&ev);
+		else
+			yaml_sequence_end_event_initialize(&ev);
+		return emit(e, &ev);
+	}
+	if (cJSON_IsString(j))
+		return string(e, j->valuestring);
+	if (cJSON_IsBool(j))
+		snprintf(num, sizeof(num), "%s", cJSON_IsTrue(j) ? "true" : "false");
+	else if (cJSON_IsNumber(j) && j->valuedouble == (double)(long long)j->valuedouble)
+		snprintf(num, sizeof(num), "%lld", (long long)j->valuedouble);
+	else if (cJSON_IsNumber(j))
+		snprintf(num, sizeof(num), "%.17g", j->valuedouble);
+	else
+		snprintf(num, sizeof(num), "null");
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)num, (int)strlen(num), 1, 0,
+				     YAML_PLAIN_SCALAR_STYLE);
+	return emit(e, &ev);
+}
+
+static int to_buf(void *data, unsigned char *bytes, size_t size)
+{
+	npl_buf_add(data, (const char *)bytes, size);
+	return 1;
+}
+
+int npl_yamlout_docs(struct npl_buf *out, const cJSON *docs)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	const cJSON *doc;
+	int rc = -1;
+
+	if (!yaml_emitter_initialize(&e))
+		npl_oom();
+	yaml_emitter_set_output(&e, to_buf, out);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_emitter_set_width(&e, -1);
+	yaml_emitter_set_indent(&e, 2);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	if (emit(&e, &ev))
+		goto out;
+	cJSON_ArrayForEach(doc, docs) {
+		yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, doc == docs->child);
+		if (emit(&e, &ev) || node(&e, doc))
+			goto out;
+		yaml_document_end_event_initialize(&ev, 1);
+		if (emit(&e, &ev))
+			goto out;
+	}
+	yaml_stream_end_event_initialize(&ev);
+	rc = emit(&e, &ev) || !yaml_emitter_flush(&e) ? -1 : 0;
+out:
+	if (e.error == YAML_MEMORY_ERROR)
+		npl_oom();
+	yaml_emitter_delete(&e);
+	return rc;
+}
