@@ -46,7 +46,7 @@ struct npl_launch_node {
 	const char *role_name;
 	const struct npl_site *site;
 	int node;                         /* this node's index in the role's node list */
-	const char *const *addrs;         /* this node's addresses (npl_launch_local_addrs()) */
+	const char *const *addrs;         /* this node's addresses (ident.h) */
 	int naddrs;
 	int placeholders;                 /* a dry run: a value that cannot be resolved shows as <KEY> */
 	const char *cpus;                 /* --cpus, or NULL */
@@ -68,11 +68,6 @@ struct npl_launch_node {
 	/* npl_launch_environ() */
 	struct npl_launch_env env;
 };
-
-/* This node's addresses: NPULAUNCH_NODE_IP (canonical), else every local address in the order
- * getifaddrs() gives them (none when they cannot be read), in arena a. -1 with an error when
- * NPULAUNCH_NODE_IP is not an address. */
-int npl_launch_local_addrs(const char ***out, int *n, struct npl_arena *a, struct npl_diag *d);
 
 /* The instances node l->node runs, each one's argv, the env files under root (each checked
  * readable) and every environment value, resolved: problems recorded, before anything changes.

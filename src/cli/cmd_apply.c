@@ -13,6 +13,7 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/health.h"
+#include "npulaunch/ident.h"
 #include "npulaunch/launch.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/text.h"
@@ -437,7 +438,9 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
 		goto out;
 	npl_plan_site(plan, &site, &cli->arena);
-	if (npl_launch_local_addrs(&addrs, &naddrs, &cli->arena, &cli->diag)) {
+	if (npl_ident_addrs(&addrs, &naddrs, &cli->arena)) {
+		npl_error(&cli->diag, NULL, "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address",
+			  getenv("NPULAUNCH_NODE_IP"));
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;
 		goto out;

@@ -7,6 +7,7 @@
 
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
+#include "npulaunch/ident.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/text.h"
 
@@ -116,26 +117,11 @@ int npl_cmd_preflight(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	npl_plan_site(plan, &site, &cli->arena);
 
-	/* this host: its interfaces, and the address that places it (NPULAUNCH_NODE_IP, else each) */
+	/* this host: its interfaces, and the addresses that place it (NPULAUNCH_NODE_IP, else each) */
 	have_ifs = npl_pf_ifaces_read(&ifs, &cli->arena) == 0;
-	if (forced && *forced) {
-		char canon[64];
-
-		if (npl_ip_canonical(forced, canon, sizeof(canon))) {
-			rc = npl_cli_usage_error("preflight", "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
-			goto out;
-		}
-		addrs = npl_arena_calloc(&cli->arena, 1, sizeof(*addrs));
-		addrs[naddrs++] = npl_arena_strdup(&cli->arena, canon);
-	} else if (have_ifs) {
-		int n = 0;
-
-		for (int i = 0; i < ifs.n; i++)
-			n += ifs.v[i].naddrs;
-		addrs = npl_arena_calloc(&cli->arena, (size_t)n + 1, sizeof(*addrs));
-		for (int i = 0; i < ifs.n; i++)
-			for (int j = 0; j < ifs.v[i].naddrs; j++)
-				addrs[naddrs++] = ifs.v[i].addrs[j];
+	if (npl_ident_addrs(&addrs, &naddrs, &cli->arena)) {
+		rc = npl_cli_usage_error("preflight", "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
+		goto out;
 	}
 	for (int i = 0; i < naddrs; i++)
 		npl_buf_printf(&local, "%s%s", i ? " " : "", addrs[i]);

@@ -6,9 +6,6 @@
 #define _GNU_SOURCE /* execvpe, sched_setaffinity and the CPU_*_S macros */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,53 +20,6 @@
 #include "npulaunch/launch.h"
 #include "npulaunch/proc.h"
 #include "npulaunch/text.h"
-
-/* ---- this node ------------------------------------------------------------------- */
-
-int npl_launch_local_addrs(const char ***out, int *count, struct npl_arena *a, struct npl_diag *d)
-{
-	const char *forced = getenv("NPULAUNCH_NODE_IP");
-	struct ifaddrs *ifa, *p;
-	const char **v;
-	int n = 0;
-
-	*out = NULL;
-	*count = 0;
-	if (forced && *forced) {
-		char canon[INET6_ADDRSTRLEN];
-
-		if (npl_ip_canonical(forced, canon, sizeof(canon)))
-			return npl_error(d, NULL, "NPULAUNCH_NODE_IP '%s' is not an IPv4 or IPv6 address", forced);
-		v = npl_arena_calloc(a, 1, sizeof(*v));
-		v[0] = npl_arena_strdup(a, canon);
-		*out = v;
-		*count = 1;
-		return 0;
-	}
-	if (getifaddrs(&ifa) != 0)
-		return 0;
-	for (p = ifa; p; p = p->ifa_next)
-		n++;
-	v = npl_arena_calloc(a, (size_t)n + 1, sizeof(*v));
-	for (p = ifa; p; p = p->ifa_next) {
-		char text[INET6_ADDRSTRLEN];
-		const void *bin;
-
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			bin = &((const struct sockaddr_in *)(const void *)p->ifa_addr)->sin_addr;
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			bin = &((const struct sockaddr_in6 *)(const void *)p->ifa_addr)->sin6_addr;
-		else
-			continue;
-		if (inet_ntop(p->ifa_addr->sa_family, bin, text, sizeof(text)))
-			v[(*count)++] = npl_arena_strdup(a, text);
-	}
-	freeifaddrs(ifa);
-	*out = v;
-	return 0;
-}
 
 /* ---- the environment ------------------------------------------------------------ */
 
