@@ -6,6 +6,9 @@
 #ifndef NPL_IDENT_H
 #define NPL_IDENT_H
 
+#include <stddef.h>
+#include <sys/socket.h>
+
 #include "npulaunch/arena.h"
 
 /* This host's addresses, canonical text in arena a: NPULAUNCH_NODE_IP alone when it is set,
@@ -14,5 +17,8 @@
  * NPULAUNCH_NODE_IP is set but is not an IPv4 or IPv6 address (*out and *n then empty); the
  * caller says so, each command in its own words. */
 int npl_ident_addrs(const char ***out, int *n, struct npl_arena *a);
+/* The canonical text of an interface address (IPv4 or IPv6) in out (n bytes, INET6_ADDRSTRLEN
+ * will do); 0, or -1 for another family or a NULL address. */
+int npl_ident_addr_text(const struct sockaddr *sa, char *out, size_t n);
 
 #endif

@@ -79,27 +79,23 @@ static int load_docs(struct npl_db *db, const char *name, struct npl_ynode *cons
 }
 
 static int load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
-		     struct npl_diag *d, int *ndocs_out)
+		     struct npl_diag *d)
 {
 	struct npl_ynode **docs;
 	int ndocs;
 
-	if (ndocs_out)
-		*ndocs_out = 0;
 	npl_diag_source(d, name, text);
 	if (source >= db->nsources)
 		db->nsources = source + 1;
 	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
 		return -1;
-	if (ndocs_out)
-		*ndocs_out = ndocs;
 	return load_docs(db, name, docs, ndocs, source, d);
 }
 
 int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
 		     struct npl_diag *d)
 {
-	return load_text(db, name, text, len, source, d, NULL);
+	return load_text(db, name, text, len, source, d);
 }
 
 int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
@@ -116,7 +112,7 @@ int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 			npl_diag_source(d, e->name, e->data);
 			if (load_docs(db, e->name, t->docs, t->ndocs, 0, d))
 				rc = -1;
-		} else if (load_text(db, e->name, e->data, e->len, 0, d, NULL)) {
+		} else if (load_text(db, e->name, e->data, e->len, 0, d)) {
 			rc = -1;
 		}
 	}
@@ -142,7 +138,7 @@ static int load_file(struct npl_db *db, const char *path, int source, struct npl
 
 	if (!text)
 		return -1;
-	return load_text(db, path, text, len, source, d, NULL);
+	return load_text(db, path, text, len, source, d);
 }
 
 /* The folders one walk has read, by device and inode: a symbolic link back up the tree, or two

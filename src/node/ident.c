@@ -7,6 +7,21 @@
 #include "npulaunch/ident.h"
 #include "npulaunch/site.h"
 
+int npl_ident_addr_text(const struct sockaddr *sa, char *out, size_t n)
+{
+	const void *bin;
+
+	if (!sa)
+		return -1;
+	if (sa->sa_family == AF_INET)
+		bin = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		bin = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	else
+		return -1;
+	return inet_ntop(sa->sa_family, bin, out, (socklen_t)n) ? 0 : -1;
+}
+
 int npl_ident_addrs(const char ***out, int *n, struct npl_arena *a)
 {
 	const char *forced = getenv("NPULAUNCH_NODE_IP");
@@ -34,17 +49,8 @@ int npl_ident_addrs(const char ***out, int *n, struct npl_arena *a)
 	v = npl_arena_calloc(a, (size_t)cap + 1, sizeof(*v));
 	for (p = ifa; p; p = p->ifa_next) {
 		char text[INET6_ADDRSTRLEN];
-		const void *bin;
 
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			bin = &((const struct sockaddr_in *)(const void *)p->ifa_addr)->sin_addr;
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			bin = &((const struct sockaddr_in6 *)(const void *)p->ifa_addr)->sin6_addr;
-		else
-			continue;
-		if (inet_ntop(p->ifa_addr->sa_family, bin, text, sizeof(text)))
+		if (npl_ident_addr_text(p->ifa_addr, text, sizeof(text)) == 0)
 			v[(*n)++] = npl_arena_strdup(a, text);
 	}
 	freeifaddrs(ifa);

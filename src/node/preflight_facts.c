@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "npulaunch/arena.h"
+#include "npulaunch/ident.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/text.h"
@@ -447,7 +448,6 @@ int npl_pf_ifaces_read(struct npl_pf_ifaces *ifs, struct npl_arena *a)
 	for (q = ifa; q; q = q->ifa_next) {
 		struct npl_pf_iface *f = NULL;
 		char text[INET6_ADDRSTRLEN];
-		const void *bin = NULL;
 
 		if (!q->ifa_name)
 			continue;
@@ -461,13 +461,7 @@ int npl_pf_ifaces_read(struct npl_pf_ifaces *ifs, struct npl_arena *a)
 		}
 		f->up |= (q->ifa_flags & IFF_UP) != 0;
 		f->running |= (q->ifa_flags & IFF_RUNNING) != 0;
-		if (!q->ifa_addr)
-			continue;
-		if (q->ifa_addr->sa_family == AF_INET)
-			bin = &((const struct sockaddr_in *)(const void *)q->ifa_addr)->sin_addr;
-		else if (q->ifa_addr->sa_family == AF_INET6)
-			bin = &((const struct sockaddr_in6 *)(const void *)q->ifa_addr)->sin6_addr;
-		if (bin && inet_ntop(q->ifa_addr->sa_family, bin, text, sizeof(text)))
+		if (npl_ident_addr_text(q->ifa_addr, text, sizeof(text)) == 0)
 			f->addrs[f->naddrs++] = npl_arena_strdup(a, text);
 	}
 	freeifaddrs(ifa);
