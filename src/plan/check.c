@@ -256,23 +256,53 @@ static const char *waived(const struct npl_layer *R, const char *rule)
 struct port_use {
 	const char *where, *what;
 	long port;
+	int at;      /* its place in the plan's order */
 };
+
+/* by port and address, then by place: the uses of one port on one address are neighbours */
+static int port_use_cmp(const void *pa, const void *pb)
+{
+	const struct port_use *a = pa, *b = pb;
+	int c = (a->port > b->port) - (a->port < b->port);
+
+	if (!c)
+		c = strcmp(a->where, b->where);
+	return c ? c : a->at - b->at;
+}
+
+/* pairs of places, in the plan's order */
+static int pair_cmp(const void *pa, const void *pb)
+{
+	const int *a = pa, *b = pb;
+
+	return a[0] != b[0] ? a[0] - b[0] : a[1] - b[1];
+}
+
+static void use_port(struct port_use **v, int *n, int *cap, struct npl_arena *a, const char *where,
+		     const char *what, long port)
+{
+	if (port <= 0)
+		return;
+	if (*n == *cap) {
+		*v = npl_arena_grow(a, *v, (size_t)*n, (size_t)(*cap ? *cap * 2 : 16), sizeof(**v));
+		*cap = *cap ? *cap * 2 : 16;
+	}
+	(*v)[*n] = (struct port_use){where, what, port, *n};
+	(*n)++;
+}
 
 static int check_ports(const cJSON *plan, struct npl_arena *a, const struct npl_layer *R,
 		       struct npl_diag *d)
 {
 	struct npl_site site;
-	struct port_use *v = npl_arena_calloc(a, 4096, sizeof(*v));
+	struct port_use *v = NULL;
 	const cJSON *role, *node;
-	int n = 0, i, j, errors = 0;
+	int n = 0, cap = 0, i, j, np = 0, errors = 0;
+	int *pairs = NULL, *pos;
 	const char *id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
 
 	npl_plan_site(plan, &site, a);
-#define USE(where_, what_, port_)                                                                  \
-	do {                                                                                       \
-		if (n < 4096 && (port_) > 0)                                                       \
-			v[n++] = (struct port_use){(where_), (what_), (port_)};                    \
-	} while (0)
+#define USE(where_, what_, port_) use_port(&v, &n, &cap, a, (where_), (what_), (port_))
 	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
 		const char *rname = npl_json_str(role, "role"), *prog = npl_json_str(role, "program");
 
@@ -304,13 +334,39 @@ static int check_ports(const cJSON *plan, struct npl_arena *a, const struct npl_
 		}
 	}
 #undef USE
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			if (v[i].port == v[j].port && !strcmp(v[i].where, v[j].where)) {
-				npl_error(d, R ? &R->loc : NULL, "%s: port %ld is used twice on %s: %s and %s", id,
-					  v[i].port, v[i].where, v[i].what, v[j].what);
-				errors++;
+	/* every pair of uses of one port on one address, found by sorting (linear in the
+	   plan's size but for the sort), reported in the plan's order */
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), port_use_cmp);
+	for (i = 0; i < n; i = j) {
+		int k, l, m;
+
+		for (j = i + 1; j < n && v[j].port == v[i].port && !strcmp(v[j].where, v[i].where); j++)
+			;
+		m = j - i;
+		if (m < 2)
+			continue;
+		pairs = npl_arena_grow(a, pairs, (size_t)np * 2, (size_t)(np + m * (m - 1) / 2) * 2, sizeof(*pairs));
+		for (k = i; k < j; k++)
+			for (l = k + 1; l < j; l++) {
+				pairs[np * 2] = v[k].at;
+				pairs[np * 2 + 1] = v[l].at;
+				np++;
 			}
+	}
+	/* the pairs are places in the plan's order: they order the messages */
+	if (np)
+		qsort(pairs, (size_t)np, 2 * sizeof(*pairs), pair_cmp);
+	pos = npl_arena_calloc(a, (size_t)n + 1, sizeof(*pos));
+	for (i = 0; i < n; i++)
+		pos[v[i].at] = i;
+	for (i = 0; i < np; i++) {
+		const struct port_use *x = &v[pos[pairs[2 * i]]], *y = &v[pos[pairs[2 * i + 1]]];
+
+		npl_error(d, R ? &R->loc : NULL, "%s: port %ld is used twice on %s: %s and %s", id, x->port,
+			  x->where, x->what, y->what);
+		errors++;
+	}
 	return errors;
 }
 
