@@ -15,6 +15,9 @@ struct npl_arena_chunk;
 struct npl_arena {
 	struct npl_arena_chunk *head;
 	unsigned nchunks;   /* chunks grow with the count: 64 KiB up to 4 MiB */
+	int mapped;         /* every chunk from the kernel with its pages in place (npl_mem_map):
+			       for memory that is written once and kept, such as the files a
+			       render holds until it commits them */
 };
 
 /* Start an empty arena. */

@@ -25,6 +25,7 @@
 
 #include <stdio.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/diag.h"
 
 struct npl_outfile {
@@ -32,7 +33,6 @@ struct npl_outfile {
 	char *text;
 	size_t len;
 	int mode;
-	int borrowed;       /* text is not the set's to free (npl_out_add_borrowed()) */
 };
 
 struct npl_outbundle {
@@ -51,14 +51,11 @@ struct npl_outset {
 	int npending, cappending;
 	int force;          /* commit: overwrite files changed since rendered or not written by npulaunch */
 	void (*waiting)(const char *dir); /* commit: called (once) before it waits for another's lock */
+	struct npl_arena texts;   /* the files' texts, held until the set is released */
 };
 
 /* Add a file (the set takes a copy of text). */
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode);
-/* Add a file whose text stays the caller's until the set is released (the result cache's). */
-void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode);
-/* Declare dir a bundle whose manifest, named name, is already in the set (the result cache's). */
-void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name);
 /* Add dir's manifest, named name: json (a JSON object's text) with a last member "files" that
  * records {"NAME": {"sha256": HEX}} for every file of the set directly in dir added before it
  * (and not recorded by an earlier manifest of dir),

@@ -30,6 +30,7 @@ void npl_arena_init(struct npl_arena *a)
 {
 	a->head = NULL;
 	a->nchunks = 0;
+	a->mapped = 0;
 }
 
 void *npl_mem_map(size_t n, size_t *len)
@@ -70,13 +71,13 @@ void npl_mem_unmap(void *p, size_t len)
  * fault costs microseconds, and a database of thousands of recipes touches thousands of
  * pages; faulting them in one call, or as 2 MiB pages, is many times cheaper
  * (docs/performance.md). */
-static struct npl_arena_chunk *new_chunk(size_t size)
+static struct npl_arena_chunk *new_chunk(size_t size, int map)
 {
 	struct npl_arena_chunk *c;
 
 	if (size > SIZE_MAX - sizeof(*c) - 2 * HUGE_PAGE)
 		npl_oom();
-	if (size >= MAP_FROM) {
+	if (map || size >= MAP_FROM) {
 		size_t len;
 
 		c = npl_mem_map(sizeof(*c) + size, &len);
@@ -124,7 +125,7 @@ void *npl_arena_alloc(struct npl_arena *a, size_t n)
 		size_t chunk = (size_t)CHUNK_SIZE << (a->nchunks / 2 < 6 ? a->nchunks / 2 : 6);
 		int own = need > chunk / 4;
 
-		c = new_chunk(own ? need : chunk);
+		c = new_chunk(own ? need : chunk, a->mapped);
 		if (!own)
 			a->nchunks++;
 		if (a->head && own) {

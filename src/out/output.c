@@ -65,8 +65,8 @@ const char *npl_out_base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* A new file of the set with text as its text (the set's to free unless borrowed). */
-static void add_file(struct npl_outset *s, const char *path, char *text, size_t len, int mode, int borrowed)
+/* A new file of the set with text as its text (in the set's arena). */
+static void add_file(struct npl_outset *s, const char *path, char *text, size_t len, int mode)
 {
 	struct npl_outfile *f;
 
@@ -76,7 +76,6 @@ static void add_file(struct npl_outset *s, const char *path, char *text, size_t 
 	f->text = text;
 	f->len = len;
 	f->mode = mode;
-	f->borrowed = borrowed;
 	/* no manifest has recorded it yet */
 	s->pending = npl_out_grow(s->pending, &s->cappending, s->npending, sizeof(*s->pending));
 	s->pending[s->npending++] = s->n - 1;
@@ -84,19 +83,14 @@ static void add_file(struct npl_outset *s, const char *path, char *text, size_t 
 
 void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
 {
-	char *copy = npl_xmalloc(len + 1);
-
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	add_file(s, path, copy, len, mode, 0);
+	/* a render --all holds megabytes of text until it commits: its pages come from the
+	   kernel in place, a few calls for all of them, not one page fault each */
+	s->texts.mapped = 1;
+	add_file(s, path, npl_arena_strndup(&s->texts, text, len), len, mode);
 }
 
-void npl_out_add_borrowed(struct npl_outset *s, const char *path, const char *text, size_t len, int mode)
-{
-	add_file(s, path, (char *)text, len, mode, 1);
-}
-
-void npl_out_add_bundle(struct npl_outset *s, const char *dir, const char *name)
+/* dir is a bundle whose manifest, named name, is in the set. */
+static void add_bundle(struct npl_outset *s, const char *dir, const char *name)
 {
 	s->bundles = npl_out_grow(s->bundles, &s->capbundles, s->nbundles, sizeof(*s->bundles));
 	s->bundles[s->nbundles].dir = npl_out_strdup(dir);
@@ -165,7 +159,7 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	s->npending--;   /* the manifest records itself */
 	free(path);
 	npl_buf_release(&b);
-	npl_out_add_bundle(s, dir, name);
+	add_bundle(s, dir, name);
 }
 
 int npl_out_namecmp(const void *a, const void *b)
@@ -417,11 +411,8 @@ void npl_out_release(struct npl_outset *s)
 {
 	int i;
 
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->n; i++)
 		free(s->v[i].path);
-		if (!s->v[i].borrowed)
-			free(s->v[i].text);
-	}
 	for (i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);
 	for (i = 0; i < s->nbundles; i++) {
@@ -432,5 +423,6 @@ void npl_out_release(struct npl_outset *s)
 	free(s->dirs);
 	free(s->bundles);
 	free(s->pending);
+	npl_arena_release(&s->texts);
 	memset(s, 0, sizeof(*s));
 }
