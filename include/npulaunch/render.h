@@ -14,11 +14,13 @@
 #include "npulaunch/buf.h"
 #include "npulaunch/diag.h"
 #include "npulaunch/output.h"
+#include "npulaunch/template.h"
 
 struct npl_templates {
 	const char *dir;          /* NULL: the embedded templates */
 	char **names, **texts;    /* cache of templates read from dir */
 	int n, cap;
+	struct npl_tmpl_cache *parsed;   /* the templates parsed, for the run */
 };
 
 /* Append a plan value as one shell word: literals quoted, site references as "${VAR}". */
@@ -37,7 +39,7 @@ int npl_render_template(const char *name, const cJSON *view, struct npl_template
 			struct npl_buf *out, struct npl_diag *d);
 /* The manifest: the plan as formatted JSON with a final newline (malloc'ed). */
 char *npl_render_manifest(const cJSON *plan);
-/* Free the template cache. */
+/* Free the templates read and parsed. */
 void npl_templates_release(struct npl_templates *t);
 
 #endif

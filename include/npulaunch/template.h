@@ -21,13 +21,23 @@
 #include "npulaunch/buf.h"
 #include "npulaunch/diag.h"
 
+/* Templates parsed once and kept, by the address of their text: a run that renders one
+ * template many times (render --all) parses it once. The texts must outlive the cache. */
+struct npl_tmpl_cache;
+
 struct npl_tmpl_env {
 	/* Append the escaped form of a value's text to out; NULL appends it unchanged. */
 	void (*escape)(void *ctx, struct npl_buf *out, const char *text);
 	/* The text of a partial (and its name for messages via *file), or NULL when unknown. */
 	const char *(*partial)(void *ctx, const char *name, const char **file);
 	void *ctx;
+	/* Where parsed templates are kept between renders; NULL: for this render only. */
+	struct npl_tmpl_cache *cache;
 };
+
+/* An empty cache; free it (and every parse kept in it) with npl_tmpl_cache_free(). */
+struct npl_tmpl_cache *npl_tmpl_cache_new(void);
+void npl_tmpl_cache_free(struct npl_tmpl_cache *c);
 
 /* Render the template text (named file in messages) with view into out. */
 int npl_tmpl_render(const char *file, const char *text, const cJSON *view,

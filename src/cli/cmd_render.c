@@ -319,7 +319,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 	};
 	struct option *opts = npl_cli_options(own);
 	struct npl_cli_recipe_opts ro;
-	struct npl_templates t = {cli->templates_dir, NULL, NULL, 0, 0};
+	struct npl_templates t = {.dir = cli->templates_dir};
 	struct npl_outset set = {0};
 	const struct npl_target *tg = NULL;
 	struct npl_target_opts to = {0, 0, 0};

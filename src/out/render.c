@@ -111,6 +111,16 @@ static const char *partial(void *ctx, const char *name, const char **file)
 	return template_text(p->t, name, file, p->d);
 }
 
+/* The run's parsed templates: their texts (compiled in, or read and kept in t) live as long */
+static struct npl_tmpl_cache *parse_cache(struct npl_templates *t)
+{
+	if (!t)
+		return NULL;
+	if (!t->parsed)
+		t->parsed = npl_tmpl_cache_new();
+	return t->parsed;
+}
+
 void npl_templates_release(struct npl_templates *t)
 {
 	int i;
@@ -121,6 +131,8 @@ void npl_templates_release(struct npl_templates *t)
 	}
 	free(t->names);
 	free(t->texts);
+	npl_tmpl_cache_free(t->parsed);
+	t->parsed = NULL;
 	t->names = t->texts = NULL;
 	t->n = t->cap = 0;
 }
@@ -319,7 +331,7 @@ int npl_render_role(const cJSON *plan, const cJSON *role, struct npl_templates *
 		    struct npl_buf *out, struct npl_diag *d)
 {
 	struct partial_ctx pc = {t, d};
-	struct npl_tmpl_env env = {escape, partial, &pc};
+	struct npl_tmpl_env env = {escape, partial, &pc, parse_cache(t)};
 	const char *prog = npl_json_str(role, "program"), *file = NULL, *text;
 	char name[64];
 	cJSON *view;
@@ -339,7 +351,7 @@ int npl_render_template(const char *name, const cJSON *view, struct npl_template
 			struct npl_diag *d)
 {
 	struct partial_ctx pc = {t, d};
-	struct npl_tmpl_env env = {escape, partial, &pc};
+	struct npl_tmpl_env env = {escape, partial, &pc, parse_cache(t)};
 	const char *file = NULL, *text = template_text(t, name, &file, d);
 
 	if (!text)

@@ -31,21 +31,24 @@ struct frame {
 	int index, count;          /* array iteration, count 0 when not iterating */
 };
 
+struct npl_tmpl_cache {
+	struct npl_arena a;        /* the parses and the names of partials */
+	struct parsed {
+		const char *text;
+		struct node root;
+	} *v;
+	int n, cap;
+};
+
 struct render {
 	const char *file;
 	const struct npl_tmpl_env *env;
 	struct npl_buf *out;
 	struct npl_diag *d;
-	struct npl_arena *a;
+	struct npl_tmpl_cache *cache;
 	struct frame stack[MAX_DEPTH * 4];
 	int depth;
 	int partials;
-	/* partials parsed in this render, by their text: a partial inside a loop is parsed once */
-	struct parsed {
-		const char *text;
-		struct node root;
-	} parsed[16];
-	int nparsed;
 };
 
 /* Move a position (*at, *line, *col) forward to p: tags are found in order, so a
@@ -276,6 +279,8 @@ static int truthy(const cJSON *v)
 }
 
 static int render_nodes(struct render *r, const struct node *kids, int n);
+static int parsed(struct npl_tmpl_cache *c, const char *file, const char *text, struct node *root,
+		  struct npl_diag *d);
 
 static int push(struct render *r, const cJSON *v, int index, int count, const struct node *at)
 {
@@ -354,21 +359,12 @@ static int render_node(struct render *r, const struct node *n)
 			return npl_error(r->d, &loc, "unknown partial '%s'", name);
 		/* messages keep the file name: it must outlive this frame */
 		if (!file)
-			file = npl_arena_strdup(r->a, name);
+			file = npl_arena_strdup(&r->cache->a, name);
 		npl_diag_source(r->d, file, text);
 		if (++r->partials > 64)
 			return npl_error(r->d, &loc, "partials include each other too deep");
-		for (i = 0; i < r->nparsed && r->parsed[i].text != text; i++)
-			;
-		if (i < r->nparsed) {
-			root = r->parsed[i].root;
-		} else {
-			memset(&root, 0, sizeof(root));
-			if (parse(r->a, file, text, &root, r->d))
-				return -1;
-			if (r->nparsed < (int)(sizeof(r->parsed) / sizeof(r->parsed[0])))
-				r->parsed[r->nparsed++] = (struct parsed){text, root};
-		}
+		if (parsed(r->cache, file, text, &root, r->d))
+			return -1;
 		r->file = file;
 		rc = render_nodes(r, root.kids, root.nkids);
 		r->file = saved;
@@ -420,32 +416,72 @@ static int render_nodes(struct render *r, const struct node *kids, int n)
 	return 0;
 }
 
+/* text parsed into *root: kept in c, parsed the first time */
+static int parsed(struct npl_tmpl_cache *c, const char *file, const char *text, struct node *root,
+		  struct npl_diag *d)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].text == text) {
+			*root = c->v[i].root;
+			return 0;
+		}
+	memset(root, 0, sizeof(*root));
+	if (parse(&c->a, file, text, root, d))
+		return -1;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->v = npl_arena_grow(&c->a, c->v, (size_t)c->n, (size_t)c->cap, sizeof(*c->v));
+	}
+	c->v[c->n++] = (struct parsed){text, *root};
+	return 0;
+}
+
+struct npl_tmpl_cache *npl_tmpl_cache_new(void)
+{
+	struct npl_tmpl_cache *c = npl_xcalloc(1, sizeof(*c));
+
+	npl_arena_init(&c->a);
+	return c;
+}
+
+void npl_tmpl_cache_free(struct npl_tmpl_cache *c)
+{
+	if (!c)
+		return;
+	npl_arena_release(&c->a);
+	free(c);
+}
+
 int npl_tmpl_render(const char *file, const char *text, const cJSON *view,
 		    const struct npl_tmpl_env *env, struct npl_buf *out, struct npl_diag *d)
 {
-	static const struct npl_tmpl_env none = {NULL, NULL, NULL};
-	struct npl_arena a;
+	static const struct npl_tmpl_env none = {NULL, NULL, NULL, NULL};
+	struct npl_tmpl_cache *own = NULL;
 	struct node root;
 	struct render *r = npl_xcalloc(1, sizeof(*r));
 	int rc;
 
-	npl_arena_init(&a);
-	memset(&root, 0, sizeof(root));
+	if (!env)
+		env = &none;
+	r->cache = env->cache;
+	if (!r->cache)
+		r->cache = own = npl_tmpl_cache_new();   /* a partial inside a loop is parsed once */
 	if (!file)
 		file = "<template>";
 	npl_diag_source(d, file, text);
-	rc = parse(&a, file, text, &root, d);
+	rc = parsed(r->cache, file, text, &root, d);
 	if (rc == 0) {
 		r->file = file;
-		r->env = env ? env : &none;
+		r->env = env;
 		r->out = out;
 		r->d = d;
-		r->a = &a;
 		r->stack[0] = (struct frame){view, 0, 0};
 		r->depth = 1;
 		rc = render_nodes(r, root.kids, root.nkids);
 	}
-	npl_arena_release(&a);
+	npl_tmpl_cache_free(own);
 	free(r);
 	return rc;
 }

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		plan = npl_resolve(&db, R, &o, &d);
 		if (plan) {
-			struct npl_templates t = {NULL, NULL, NULL, 0, 0};
+			struct npl_templates t = {0};
 			struct npl_outset set = {0};
 
 			npl_render_bundle(plan, &t, "", &set, &d);

@@ -64,7 +64,7 @@ static const char *table_partial(void *ctx, const char *name, const char **file)
 static int render(const char *tmpl, const char *json, struct tctx *c, struct npl_buf *out,
 		  struct npl_diag *d)
 {
-	struct npl_tmpl_env env = {bracket_escape, table_partial, c};
+	struct npl_tmpl_env env = {bracket_escape, table_partial, c, NULL};
 	cJSON *view = NULL;
 	int rc;
 
@@ -150,7 +150,7 @@ static void test_no_env_means_unescaped(void **state)
 {
 	struct npl_buf out = NPL_BUF_INIT;
 	struct npl_diag d = NPL_DIAG_INIT;
-	struct npl_tmpl_env noescape = {NULL, NULL, NULL};
+	struct npl_tmpl_env noescape = {NULL, NULL, NULL, NULL};
 	cJSON *view = cJSON_Parse("{\"v\":\"<x>\"}");
 
 	(void)state;
@@ -530,6 +530,55 @@ static void test_error_stops_render(void **state)
 	npl_diag_release(&d);
 }
 
+/* One render with a cache: its output, or the first message formatted. */
+static void render_cached(const struct npl_tmpl_env *env, const char *tmpl, const char *json, int want_rc,
+			  const char *want)
+{
+	struct npl_buf out = NPL_BUF_INIT;
+	struct npl_diag d = NPL_DIAG_INIT;
+	cJSON *view = json ? cJSON_Parse(json) : NULL;
+	char *msg;
+
+	assert_int_equal(npl_tmpl_render(TFILE, tmpl, view, env, &out, &d), want_rc);
+	if (want_rc) {
+		assert_int_equal(d.n, 1);
+		msg = npl_diag_format(&d, &d.v[0], 0);
+		assert_string_equal(msg, want);
+		free(msg);
+	} else {
+		assert_int_equal(d.n, 0);
+		assert_string_equal(npl_buf_str(&out), want);
+	}
+	npl_diag_release(&d);
+	npl_buf_release(&out);
+	cJSON_Delete(view);
+}
+
+/* A cache kept across renders (render --all): each render sees its own view, a template
+ * that failed to parse fails again with its message, and a partial's name outlives the
+ * render that first read it. */
+static void test_cache_across_renders(void **state)
+{
+	static const char ok[] = "{{#items}}{{> item}}{{/items}}|{{> greet}}";
+	static const char anon[] = "x {{> anon}}";
+	static const char broken[] = "a\n{{#s}}";
+	struct npl_tmpl_cache *cache = npl_tmpl_cache_new();
+	struct tctx c = {0};
+	struct npl_tmpl_env env = {bracket_escape, table_partial, &c, cache};
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		render_cached(&env, ok, "{\"items\": [{\"n\": 1}, {\"n\": 2}], \"name\": \"x\"}", 0,
+			      "[1],[2]|<[x]>");
+		render_cached(&env, ok, "{\"items\": [{\"n\": 3}], \"name\": \"y\"}", 0, "[3]|<[y]>");
+		render_cached(&env, anon, "{}", -1, "anon:2:2: error: 'missing' names nothing in the view");
+		render_cached(&env, broken, NULL, -1,
+			      TFILE ":2:1: error: '{{#s}}' is never closed");
+	}
+	npl_tmpl_cache_free(cache);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_partials),
 		cmocka_unit_test(test_partial_errors),
 		cmocka_unit_test(test_partial_without_file_name),
+		cmocka_unit_test(test_cache_across_renders),
 		cmocka_unit_test(test_comments),
 		cmocka_unit_test(test_standalone_lines),
 		cmocka_unit_test(test_error_unclosed_tag),
