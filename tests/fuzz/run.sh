@@ -7,7 +7,7 @@ build=${1:?usage: run.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run.sh BUILD_DIR SECONDS}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$build/fuzz
-mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/results" "$work/crashes"
+mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/results" "$work/page" "$work/crashes"
 
 # recipes: each shipped recipe with its defaults, hardware and model as one file,
 # the tests' own recipes, and the bad ones
@@ -32,9 +32,13 @@ printf '{"format": "npulaunch-tune-journal/1", "root": "/tmp/root", "entries": [
 
 # results: bench_serving's records as the tests have them (a pass, misses, nothing, broken)
 cp "$src"/tests/data/bench/*.jsonl "$work/results/"
+# pages: every best-practice page of the test data, in its three forms
+for p in "$src"/tests/data/pages/*/*.mdx "$src"/tests/data/pages/*/*.txt; do
+	cp "$p" "$work/page/$(basename "$(dirname "$p")")-$(basename "$p")"
+done
 
 rc=0
-for t in recipe site template journal results; do
+for t in recipe site template journal results page; do
 	echo "fuzz_$t: ${secs}s"
 	"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=1

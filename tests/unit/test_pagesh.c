@@ -1,0 +1,414 @@
+/* test_pagesh.c: pagesh.c, the pages' shell run in the head, on lines made here for each
+ * construct and error, and on the 36 sections of tests/data/pages/upstream: for every node,
+ * the router and the benchmark, what it launches (flags as argparse names them, environment,
+ * unsets, sources, tuning) equals what bash launched when the page's own script ran on the
+ * simulated host (the JSON files of tests/golden/upstream, written by tests/golden/derive-upstream.py
+ * from ../shared/tools/simulate.py, not from npulaunch). */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "npulaunch/buf.h"
+#include "npulaunch/engine.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/page.h"
+#include "npulaunch/pagesh.h"
+#include "npulaunch/recipe.h"
+
+static const char *const prefill[] = {"127.0.10.1", "127.0.10.2", "127.0.10.3", "127.0.10.4"};
+static const char *const decode[] = {"127.0.11.1", "127.0.11.2", "127.0.11.3", "127.0.11.4"};
+static const char *const nodes[] = {"127.0.12.1", "127.0.12.2", "127.0.12.3", "127.0.12.4"};
+static const struct npl_pagesh_site site = {"enp189s0f0", prefill, decode, nodes, 4, 4, 4};
+
+/* Run text as one block at line 1 of "p.mdx" on ip; the messages joined by newlines. */
+static int run(const char *text, const char *ip, struct npl_pagesh_result *r, struct npl_arena *a,
+	       struct npl_buf *msgs)
+{
+	struct npl_page_block b = {NULL, text, {"p.mdx", 1, 1}};
+	struct npl_diag d = NPL_DIAG_INIT;
+	int rc = npl_pagesh_run(&b, 1, ip, &site, NULL, r, a, &d), i;
+
+	for (i = 0; i < d.n; i++) {
+		char *m = npl_diag_format(&d, &d.v[i], 0);
+
+		npl_buf_printf(msgs, "%s%s", i ? "\n" : "", m);
+		free(m);
+	}
+	npl_diag_release(&d);
+	return rc;
+}
+
+static void test_node_loop(void **state)
+{
+	static const char text[] =
+		"# ==== banner\n"
+		"echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor\n"
+		"sysctl -w vm.swappiness=0\nsysctl -w vm.swappiness=10\n"
+		"unset https_proxy\nunset ASCEND_LAUNCH_BLOCKING\nsource /usr/local/Ascend/a/set_env.sh\n"
+		"export A=1\nexport ASCEND_LAUNCH_BLOCKING=0\n"
+		"P_IP=('<your prefill ip1>' '<your prefill ip2>')\n"
+		"export ASCEND_MF_STORE_URL=\"tcp://<your prefill ip1>:24670\"\n"
+		"MODEL_PATH=/path/to/model-weights\n"
+		"LOCAL_HOST1=`hostname -I|awk -F \" \" '{print$1}'`\n"
+		"LOCAL_HOST2=`hostname -I|awk -F \" \" '{print$2}'`\n"
+		"for i in \"${!P_IP[@]}\";\ndo\n"
+		"    if [[ \"$LOCAL_HOST1\" == \"${P_IP[$i]}\" || \"$LOCAL_HOST2\" == \"${P_IP[$i]}\" ]];\n    then\n"
+		"        export GLOO_SOCKET_IFNAME=<network-interface>\n"
+		"        python3 -m sglang.launch_server \\\n        --model-path ${MODEL_PATH} --host ${P_IP[$i]} \\\n"
+		"        --disaggregation-bootstrap-port $((8998 + $i)) --dist-init-addr ${P_IP[0]}:5000 --node-rank $i\n"
+		"        NODE_RANK=$i\n        break\n    fi\ndone\n";
+	struct npl_arena a;
+	struct npl_buf msgs = NPL_BUF_INIT;
+	struct npl_pagesh_result r;
+	const struct npl_pagesh_launch *L;
+	static const char *const argv[] = {"--model-path", "/path/to/model-weights", "--host", "127.0.10.2",
+					   "--disaggregation-bootstrap-port", "8999", "--dist-init-addr",
+					   "127.0.10.1:5000", "--node-rank", "1"};
+	static const char *const env[] = {"A=1", "ASCEND_LAUNCH_BLOCKING=0", "ASCEND_MF_STORE_URL=tcp://127.0.10.1:24670",
+					  "GLOO_SOCKET_IFNAME=enp189s0f0"};
+	int i;
+
+	(void)state;
+	npl_arena_init(&a);
+	assert_int_equal(run(text, "127.0.10.2", &r, &a, &msgs), 0);
+	assert_int_equal(r.n, 1);
+	L = &r.v[0];
+	assert_string_equal(L->module, "sglang.launch_server");
+	assert_int_equal(L->loc.line, 20);
+	assert_int_equal(L->argc, 10);
+	for (i = 0; i < 10; i++)
+		assert_string_equal(L->argv[i], argv[i]);
+	assert_int_equal(L->nenv, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(L->env[i], env[i]);
+	assert_int_equal(L->nunset, 1);
+	assert_string_equal(L->unset[0], "https_proxy");
+	assert_int_equal(L->nsourced, 1);
+	assert_string_equal(L->sourced[0], "/usr/local/Ascend/a/set_env.sh");
+	assert_int_equal(L->ngovernors, 1);
+	assert_string_equal(L->governors[0], "performance");
+	assert_int_equal(L->nsysctl, 1);
+	assert_string_equal(L->sysctl[0], "vm.swappiness=10");
+	/* a node the arrays do not list launches nothing; so does no node */
+	assert_int_equal(run(text, "127.0.99.9", &r, &a, &msgs), 0);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(run(text, NULL, &r, &a, &msgs), 0);
+	assert_int_equal(r.n, 0);
+	npl_buf_release(&msgs);
+	npl_arena_release(&a);
+}
+
+/* The line fails with msg. */
+static void expect_error(const char *text, const char *msg)
+{
+	struct npl_arena a;
+	struct npl_buf msgs = NPL_BUF_INIT;
+	struct npl_pagesh_result r;
+	int rc;
+
+	npl_arena_init(&a);
+	rc = run(text, "127.0.10.1", &r, &a, &msgs);
+	if (rc != -1 || strcmp(npl_buf_str(&msgs), msg))
+		print_error("%s\nwant: %s\ngot:  %s (%d)\n", text, msg, npl_buf_str(&msgs), rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(npl_buf_str(&msgs), msg);
+	npl_buf_release(&msgs);
+	npl_arena_release(&a);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("x=1\ncurl http://example.invalid/x\n",
+		     "p.mdx:2:1: error: cannot read this line: 'curl' is not in the shell npulaunch reads from a page");
+	expect_error("python3 -m sglang.launch_server --model-path $MODEL_PATH\n",
+		     "p.mdx:1:46: error: $MODEL_PATH is used but never set");
+	expect_error("export X=<your decode ip5>\n",
+		     "p.mdx:1:8: error: placeholder <your decode ip5> has no value: give one more address of its kind");
+	expect_error("export X=<your gpu>\n", "p.mdx:1:8: error: placeholder <your gpu> is not one npulaunch knows");
+	expect_error("cat <input.txt\n", "p.mdx:1:5: error: cannot read a redirection (or a placeholder npulaunch does not know) here");
+	expect_error("  echo 'never closed\n", "p.mdx:1:8: error: cannot read a quote that is never closed here");
+	expect_error("X=$(hostname)\n", "p.mdx:1:1: error: cannot read the command substitution '$(hostname)'");
+	expect_error("X=`uname -r`\n", "p.mdx:1:1: error: cannot read the command substitution `uname -r`");
+	expect_error("A=(1 2)\nfor i in \"${!A[@]}\";\ndo\n  echo $i\n", "p.mdx:2:1: error: this 'for' is never closed");
+	expect_error("fi\n", "p.mdx:1:1: error: 'fi' where it does not belong");
+	expect_error("echo a | grep a\n",
+		     "p.mdx:1:8: error: cannot read this pipe (only 'echo GOVERNOR | tee .../scaling_governor')");
+	expect_error("A=(x)\nB=${A[3]}\n", "p.mdx:2:1: error: ${A[...]} indexes past the end of the array");
+	expect_error("X=a\nY=$((X + 1))\n", "p.mdx:2:1: error: arithmetic on 'a', which is not a number");
+	expect_error("sysctl vm.swappiness=0\n", "p.mdx:1:1: error: cannot read this sysctl (only 'sysctl -w NAME=VALUE')");
+	expect_error("python3 sglang/launch.py\n", "p.mdx:1:1: error: a python that does not run a module (python -m MODULE)");
+}
+
+/* ---- the upstream sections against what bash launched ---------------------------------- */
+
+static const char *const base_env[] = {"LANG=C.UTF-8", "http_proxy=http://proxy.invalid:1",
+				       "HTTPS_PROXY=http://proxy.invalid:1", "https_proxy=http://proxy.invalid:1",
+				       "HTTP_PROXY=http://proxy.invalid:1", "ASCEND_LAUNCH_BLOCKING=1",
+				       "NPULAUNCH_PREFLIGHT=0", "PATH=", "HOME=", NULL};
+
+static int in_base(const char *name_value, int by_name)
+{
+	int i;
+
+	for (i = 0; base_env[i]; i++) {
+		size_t n = strcspn(base_env[i], "=");
+
+		if (by_name ? strlen(name_value) == n && !strncmp(name_value, base_env[i], n)
+			    : !strcmp(name_value, base_env[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* The launch as derive-upstream.py records it: flags grouped by the name argparse resolves
+ * (a repeated flag's values joined), env without what equals the simulator's base, unsets
+ * among the base's names, sources below /usr/local/Ascend, tuning when asked. */
+static cJSON *semantics(const struct npl_pagesh_launch *L, int prog, int tuning, struct npl_arena *a)
+{
+	cJSON *o = cJSON_CreateObject(), *flags = cJSON_AddArrayToObject(o, "flags"), *cur = NULL, *x;
+	cJSON *env = cJSON_AddObjectToObject(o, "env"), *unset = cJSON_AddArrayToObject(o, "unset");
+	int i;
+
+	for (i = 0; i < L->argc; i++) {
+		const char *w = L->argv[i];
+
+		if (!strncmp(w, "--", 2)) {
+			struct npl_flag_match m;
+			char *name = npl_arena_strdup(a, w + 2), *eq = strchr(name, '='), *canon;
+
+			if (eq)
+				*eq = '\0';
+			if (npl_engine_canonical(npl_engine_compiled, prog, name, &m, a) != 0) {
+				/* the page's known slip --fuseep_mode (derive-upstream.py's SLIPS) */
+				for (char *p = name; *p; p++)
+					*p = *p == '_' ? '-' : *p;
+				assert_int_equal(npl_engine_canonical(npl_engine_compiled, prog, name, &m, a), 0);
+			}
+			canon = npl_arena_printf(a, "--%s", m.canonical);
+			cur = NULL;
+			cJSON_ArrayForEach(x, flags)
+				if (!strcmp(cJSON_GetArrayItem(x, 0)->valuestring, canon))
+					cur = cJSON_GetArrayItem(x, 1);
+			if (!cur) {
+				x = cJSON_CreateArray();
+				cJSON_AddItemToArray(x, cJSON_CreateString(canon));
+				cur = cJSON_CreateArray();
+				cJSON_AddItemToArray(x, cur);
+				cJSON_AddItemToArray(flags, x);
+			}
+			if (eq) {
+				cJSON_AddItemToArray(cur, cJSON_CreateString(eq + 1));
+				cur = NULL;
+			}
+		} else {
+			assert_non_null(cur);
+			cJSON_AddItemToArray(cur, cJSON_CreateString(w));
+		}
+	}
+	for (i = 0; i < L->nenv; i++) {
+		char *kv = npl_arena_strdup(a, L->env[i]), *eq = strchr(kv, '=');
+
+		if (in_base(kv, 0))
+			continue;
+		*eq = '\0';
+		cJSON_AddStringToObject(env, kv, eq + 1);
+	}
+	for (i = 0; i < L->nunset; i++)
+		if (in_base(L->unset[i], 1))
+			cJSON_AddItemToArray(unset, cJSON_CreateString(L->unset[i]));
+	if (tuning) {
+		cJSON *g = cJSON_AddArrayToObject(o, "governors"), *s = cJSON_AddObjectToObject(o, "sysctl");
+		cJSON *src = cJSON_AddArrayToObject(o, "sourced");
+
+		for (i = 0; i < L->ngovernors; i++)
+			cJSON_AddItemToArray(g, cJSON_CreateString(L->governors[i]));
+		for (i = 0; i < L->nsysctl; i++) {
+			char *kv = npl_arena_strdup(a, L->sysctl[i]), *eq = strchr(kv, '=');
+
+			*eq = '\0';
+			cJSON_AddStringToObject(s, kv, eq + 1);
+		}
+		for (i = 0; i < L->nsourced; i++) {
+			const char *p = L->sourced[i];
+
+			if (!strncmp(p, "/usr/local/Ascend/", 18))
+				p += 18;
+			cJSON_AddItemToArray(src, cJSON_CreateString(p));
+		}
+	}
+	return o;
+}
+
+/* One launch of module from blocks on ip, its semantics compared with want. */
+static void compare(const char *id, const char *what, const struct npl_page_block *b, int nb, const char *ip,
+		    const char *module, int prog, int tuning, const cJSON *want, int *checked)
+{
+	static const char *const env[] = {"MODEL_PATH=/path/to/model-weights",
+					  "DRAFT_MODEL_PATH=/path/to/draft-model-weights", NULL};
+	struct npl_arena a;
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_pagesh_result r;
+	cJSON *got;
+	char *g, *w;
+	int rc, i;
+
+	npl_arena_init(&a);
+	rc = npl_pagesh_run(b, nb, ip, &site, env, &r, &a, &d);
+	if (rc || r.n != 1 || strcmp(r.v[0].module, module))
+		print_error("%s: %s on %s: rc %d, %d launches, %d messages%s%s\n", id, what, ip ? ip : "-", rc, r.n,
+			    d.n, d.n ? ": " : "", d.n ? d.v[0].msg : "");
+	assert_int_equal(rc, 0);
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.v[0].module, module);
+	/* the page's 'xxx' for the draft model: derive-upstream.py used the draft path (deviation) */
+	for (i = 0; i + 1 < r.v[0].argc; i++)
+		if (!strcmp(r.v[0].argv[i], "--speculative-draft-model-path") && !strcmp(r.v[0].argv[i + 1], "xxx"))
+			r.v[0].argv[i + 1] = "/path/to/draft-model-weights";
+	got = semantics(&r.v[0], prog, tuning, &a);
+	g = cJSON_PrintUnformatted(got);
+	w = cJSON_PrintUnformatted(want);
+	if (strcmp(g, w))
+		print_error("%s: %s on %s:\n got: %s\nwant: %s\n", id, what, ip ? ip : "-", g, w);
+	assert_string_equal(g, w);
+	(*checked)++;
+	free(g);
+	free(w);
+	cJSON_Delete(got);
+	npl_diag_release(&d);
+	npl_arena_release(&a);
+}
+
+static void test_upstream_goldens(void **state)
+{
+	char dir[512];
+	DIR *dp;
+	struct dirent *de;
+	int sections = 0, checked = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tests/golden/upstream", NPL_SOURCE_DIR);
+	assert_non_null(dp = opendir(dir));
+	while ((de = readdir(dp))) {
+		char path[1024], *json, *page;
+		struct npl_diag d = NPL_DIAG_INIT;
+		struct npl_arena a;
+		struct npl_page p;
+		const struct npl_page_section *s = NULL;
+		cJSON *gold, *n;
+		size_t len;
+		int k;
+
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		assert_non_null(json = npl_read_file(path, &len, &d));
+		assert_non_null(gold = cJSON_Parse(json));
+		snprintf(path, sizeof(path), "%s/pages/upstream/%s", NPL_DATA_DIR,
+			 cJSON_GetObjectItem(gold, "page")->valuestring);
+		npl_arena_init(&a);
+		assert_non_null(page = npl_read_file(path, &len, &d));
+		assert_int_equal(npl_page_read(&p, cJSON_GetObjectItem(gold, "page")->valuestring, page, len, &a, &d), 0);
+		for (k = 0; k < p.n; k++)
+			if (p.v[k].title && !strcmp(p.v[k].title, cJSON_GetObjectItem(gold, "title")->valuestring))
+				s = &p.v[k];
+		assert_non_null(s);
+		cJSON_ArrayForEach(n, cJSON_GetObjectItem(gold, "nodes"))
+			compare(de->d_name, "server", s->deploy, 1, cJSON_GetObjectItem(n, "ip")->valuestring,
+				"sglang.launch_server", NPL_PROG_SERVER, 1, cJSON_GetObjectItem(n, "launch"), &checked);
+		if (cJSON_IsObject(cJSON_GetObjectItem(gold, "router")))
+			compare(de->d_name, "router", s->deploy + 1, s->ndeploy - 1, prefill[0],
+				"sglang_router.launch_router", NPL_PROG_ROUTER, 0, cJSON_GetObjectItem(gold, "router"),
+				&checked);
+		compare(de->d_name, "bench", s->bench, s->nbench, NULL, "sglang.bench_serving", NPL_PROG_BENCH, 0,
+			cJSON_GetObjectItem(gold, "bench"), &checked);
+		sections++;
+		cJSON_Delete(gold);
+		free(json);
+		free(page);
+		npl_diag_release(&d);
+		npl_arena_release(&a);
+	}
+	closedir(dp);
+	assert_int_equal(sections, 36);
+	assert_true(checked > 36 * 2);
+}
+
+/* Every section of every page of the test data, in all three forms, reads: its deployment
+ * runs without an error on each kind of address, and its benchmark launches bench_serving
+ * once per block. */
+static void test_every_page_reads(void **state)
+{
+	static const char *const forms[] = {"seeds", "upstream", "upstream-2026"};
+	static const char *const env[] = {"MODEL_PATH=/m", "DRAFT_MODEL_PATH=/d", NULL};
+	const char *const ips[] = {prefill[0], prefill[1], decode[0], nodes[0], nodes[1]};
+	int f, sections = 0, launches = 0;
+
+	(void)state;
+	for (f = 0; f < 3; f++) {
+		char dir[512];
+		DIR *dp;
+		struct dirent *de;
+
+		snprintf(dir, sizeof(dir), "%s/pages/%s", NPL_DATA_DIR, forms[f]);
+		assert_non_null(dp = opendir(dir));
+		while ((de = readdir(dp))) {
+			char path[1024], *text;
+			struct npl_diag d = NPL_DIAG_INIT;
+			struct npl_arena a;
+			struct npl_page p;
+			size_t len, i;
+			int k, b;
+
+			if ((!strstr(de->d_name, ".mdx") && !strstr(de->d_name, ".txt")) || strstr(de->d_name, "glossary") ||
+			    strstr(de->d_name, "knowledge_base"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			npl_arena_init(&a);
+			assert_non_null(text = npl_read_file(path, &len, &d));
+			assert_int_equal(npl_page_read(&p, de->d_name, text, len, &a, &d), 0);
+			for (k = 0; k < p.n; k++) {
+				const struct npl_page_section *s = &p.v[k];
+				struct npl_pagesh_result r;
+
+				for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+					if (npl_pagesh_run(s->deploy, s->ndeploy, ips[i], &site, env, &r, &a, &d))
+						print_error("%s: %s: %s\n", de->d_name, s->title ? s->title : "(untitled)", d.v[0].msg);
+					assert_int_equal(d.n, 0);
+					launches += r.n;
+				}
+				for (b = 0; b < s->nbench; b++) {
+					assert_int_equal(npl_pagesh_run(&s->bench[b], 1, NULL, &site, env, &r, &a, &d), 0);
+					assert_int_equal(r.n, 1);
+					assert_string_equal(r.v[0].module, "sglang.bench_serving");
+				}
+				sections++;
+			}
+			free(text);
+			npl_diag_release(&d);
+			npl_arena_release(&a);
+		}
+		closedir(dp);
+	}
+	assert_int_equal(sections, 22 + 36 + 61);
+	assert_true(launches >= sections);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_node_loop),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_upstream_goldens),
+		cmocka_unit_test(test_every_page_reads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
