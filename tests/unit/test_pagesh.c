@@ -154,14 +154,19 @@ static const char *const base_env[] = {"LANG=C.UTF-8", "http_proxy=http://proxy.
 				       "HTTP_PROXY=http://proxy.invalid:1", "ASCEND_LAUNCH_BLOCKING=1",
 				       "NPULAUNCH_PREFLIGHT=0", "PATH=", "HOME=", NULL};
 
-static int in_base(const char *name_value, int by_name)
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int in_base(const char *name_value, int name_only)
 {
 	int i;
 
 	for (i = 0; base_env[i]; i++) {
 		size_t n = strcspn(base_env[i], "=");
 
-		if (by_name ? strlen(name_value) == n && !strncmp(name_value, base_env[i], n)
+		if (name_only ? strlen(name_value) == n && !strncmp(name_value, base_env[i], n)
 			    : !strcmp(name_value, base_env[i]))
 			return 1;
 	}
@@ -236,8 +241,14 @@ static cJSON *semantics(const struct npl_pagesh_launch *L, int prog, int tuning,
 			*eq = '\0';
 			cJSON_AddStringToObject(s, kv, eq + 1);
 		}
+		/* the records hold the set of files sourced, sorted; pagesh keeps the order */
+		const char **srcs = npl_arena_calloc(a, (size_t)L->nsourced + 1, sizeof(*srcs));
+
+		if (L->nsourced)
+			memcpy(srcs, L->sourced, (size_t)L->nsourced * sizeof(*srcs));
+		qsort(srcs, (size_t)L->nsourced, sizeof(*srcs), by_name);
 		for (i = 0; i < L->nsourced; i++) {
-			const char *p = L->sourced[i];
+			const char *p = srcs[i];
 
 			if (!strncmp(p, "/usr/local/Ascend/", 18))
 				p += 18;
@@ -341,6 +352,167 @@ static void test_upstream_goldens(void **state)
 	assert_true(checked > 36 * 2);
 }
 
+/* The seed pages as derive-expected.py ran them (tests/golden/expected): the whole deployment
+ * stretch on each node (the router's lines run on every node; the first launch of a role
+ * counts), "<your prefill ip>" the first node and "<your decode ip>" the second; flags as
+ * written, the tuning of the run where the record has it. */
+static const char *const seed_ips[] = {"127.0.10.1", "127.0.10.2"};
+static const struct npl_pagesh_site seed_site = {"enp189s0f0", seed_ips, seed_ips + 1, seed_ips, 1, 1, 2};
+
+/* The role of a launch as semantic.py names it: MODE#RANK, router, bench. */
+static const char *role_of(const struct npl_pagesh_launch *L, struct npl_arena *a)
+{
+	const char *mode = "pd-mixed", *rank = "0";
+	int i;
+
+	if (!strcmp(L->module, "sglang_router.launch_router"))
+		return "router";
+	if (!strcmp(L->module, "sglang.bench_serving"))
+		return "bench";
+	for (i = 0; i + 1 < L->argc; i++) {
+		if (!strcmp(L->argv[i], "--disaggregation-mode"))
+			mode = L->argv[i + 1];
+		if (!strcmp(L->argv[i], "--node-rank"))
+			rank = L->argv[i + 1];
+	}
+	return npl_arena_printf(a, "%s#%s", mode, rank);
+}
+
+/* A launch in the seed records' shape: flags as written, grouped. */
+static cJSON *seed_semantics(const struct npl_pagesh_launch *L, const cJSON *want, struct npl_arena *a)
+{
+	cJSON *o = semantics(L, -1, 1, a), *flags = cJSON_CreateArray(), *cur = NULL, *x;
+	int i;
+
+	for (i = 0; i < L->argc; i++) {
+		const char *w = L->argv[i];
+
+		if (!strncmp(w, "--", 2)) {
+			cur = NULL;
+			cJSON_ArrayForEach(x, flags)
+				if (!strcmp(cJSON_GetArrayItem(x, 0)->valuestring, w))
+					cur = cJSON_GetArrayItem(x, 1);
+			if (!cur) {
+				x = cJSON_CreateArray();
+				cJSON_AddItemToArray(x, cJSON_CreateString(w));
+				cJSON_AddItemToArray(x, cur = cJSON_CreateArray());
+				cJSON_AddItemToArray(flags, x);
+			}
+		} else {
+			cJSON_AddItemToArray(cur, cJSON_CreateString(w));
+		}
+	}
+	cJSON_ReplaceItemInObject(o, "flags", flags);
+	/* the records keep what matters per role (no tuning for the benchmark, no environment
+	   for the router): compare what they keep */
+	for (i = 0; i < 5; i++) {
+		static const char *const k[] = {"env", "unset", "governors", "sysctl", "sourced"};
+
+		if (!cJSON_GetObjectItem(want, k[i]))
+			cJSON_DeleteItemFromObject(o, k[i]);
+	}
+	return o;
+}
+
+/* The members of o by name: the seed records keep bash's order of the environment. */
+static void sort_members(cJSON *o)
+{
+	cJSON *sorted = cJSON_CreateObject(), *it;
+
+	while (o && o->child) {
+		cJSON *min = o->child;
+
+		cJSON_ArrayForEach(it, o)
+			if (strcmp(it->string, min->string) < 0)
+				min = it;
+		cJSON_DetachItemViaPointer(o, min);
+		cJSON_AddItemToArray(sorted, min);   /* keeps its name */
+	}
+	while (o && (it = sorted->child)) {
+		cJSON_DetachItemViaPointer(sorted, it);
+		cJSON_AddItemToArray(o, it);
+	}
+	cJSON_Delete(sorted);
+}
+
+static void test_seed_goldens(void **state)
+{
+	static const char *const env[] = {"MODEL_PATH=/path/to/model-weights",
+					  "DRAFT_MODEL_PATH=/path/to/draft-model-weights", NULL};
+	char dir[512];
+	DIR *dp;
+	struct dirent *de;
+	int sections = 0, roles = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tests/golden/expected", NPL_SOURCE_DIR);
+	assert_non_null(dp = opendir(dir));
+	while ((de = readdir(dp))) {
+		char path[1024], *json, *page;
+		struct npl_diag d = NPL_DIAG_INIT;
+		struct npl_arena a;
+		struct npl_page p;
+		const struct npl_page_section *s = NULL;
+		cJSON *gold, *got = cJSON_CreateObject(), *ip, *want;
+		struct npl_pagesh_result r;
+		size_t len;
+		int k, i;
+
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		assert_non_null(json = npl_read_file(path, &len, &d));
+		assert_non_null(gold = cJSON_Parse(json));
+		snprintf(path, sizeof(path), "%s/pages/seeds/%s", NPL_DATA_DIR, cJSON_GetObjectItem(gold, "seed")->valuestring);
+		npl_arena_init(&a);
+		assert_non_null(page = npl_read_file(path, &len, &d));
+		assert_int_equal(npl_page_read(&p, "seed", page, len, &a, &d), 0);
+		for (k = 0; k < p.n; k++)
+			if (!strcmp(p.v[k].title, cJSON_GetObjectItem(gold, "title")->valuestring))
+				s = &p.v[k];
+		assert_non_null(s);
+		cJSON_ArrayForEach(ip, cJSON_GetObjectItem(gold, "node_ips")) {
+			assert_int_equal(npl_pagesh_run(s->deploy, s->ndeploy, ip->valuestring, &seed_site, env, &r, &a, &d), 0);
+			for (i = 0; i < r.n; i++) {
+				const char *role = role_of(&r.v[i], &a);
+
+				if (!cJSON_GetObjectItem(got, role))
+					cJSON_AddItemToObject(got, role, seed_semantics(&r.v[i], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), role), &a));
+			}
+		}
+		assert_int_equal(npl_pagesh_run(s->bench, s->nbench, seed_ips[0], &seed_site, env, &r, &a, &d), 0);
+		assert_int_equal(r.n, 1);
+		cJSON_AddItemToObject(got, "bench", seed_semantics(&r.v[0], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), "bench"), &a));
+		cJSON_ArrayForEach(want, cJSON_GetObjectItem(gold, "roles")) {
+			cJSON *g = cJSON_GetObjectItem(got, want->string);
+			char *gs, *ws;
+
+			sort_members(cJSON_GetObjectItem(want, "env"));
+			sort_members(cJSON_GetObjectItem(want, "sysctl"));
+			gs = g ? cJSON_PrintUnformatted(g) : strdup("(no launch)");
+			ws = cJSON_PrintUnformatted(want);
+
+			if (strcmp(gs, ws))
+				print_error("%s %s:\n got: %s\nwant: %s\n", de->d_name, want->string, gs, ws);
+			assert_string_equal(gs, ws);
+			free(gs);
+			free(ws);
+			roles++;
+		}
+		assert_int_equal(cJSON_GetArraySize(got), cJSON_GetArraySize(cJSON_GetObjectItem(gold, "roles")));
+		sections++;
+		cJSON_Delete(got);
+		cJSON_Delete(gold);
+		free(json);
+		free(page);
+		npl_diag_release(&d);
+		npl_arena_release(&a);
+	}
+	closedir(dp);
+	assert_int_equal(sections, 22);
+	assert_true(roles >= 22 * 2);
+}
+
 /* Every section of every page of the test data, in all three forms, reads: its deployment
  * runs without an error on each kind of address, and its benchmark launches bench_serving
  * once per block. */
@@ -407,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_node_loop),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_upstream_goldens),
+		cmocka_unit_test(test_seed_goldens),
 		cmocka_unit_test(test_every_page_reads),
 	};
 
