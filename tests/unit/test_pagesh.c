@@ -453,7 +453,7 @@ static void test_seed_goldens(void **state)
 		struct npl_arena a;
 		struct npl_page p;
 		const struct npl_page_section *s = NULL;
-		cJSON *gold, *got = cJSON_CreateObject(), *ip, *want;
+		cJSON *gold, *got, *ip, *want;
 		struct npl_pagesh_result r;
 		size_t len;
 		int k, i;
@@ -463,6 +463,7 @@ static void test_seed_goldens(void **state)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		assert_non_null(json = npl_read_file(path, &len, &d));
 		assert_non_null(gold = cJSON_Parse(json));
+		got = cJSON_CreateObject();
 		snprintf(path, sizeof(path), "%s/pages/seeds/%s", NPL_DATA_DIR, cJSON_GetObjectItem(gold, "seed")->valuestring);
 		npl_arena_init(&a);
 		assert_non_null(page = npl_read_file(path, &len, &d));
