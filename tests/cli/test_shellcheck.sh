@@ -101,8 +101,10 @@ for k in "${scalars[@]}" "${addrs[@]}"; do
 	check "only:$k"
 	check "without:$k"
 done
-# none last: its scripts are render --all's, which cli.render checks too; with a shared
-# NPL_SHELLCHECK_CACHE (tests/run-all.sh), whichever comes second finds them passed
+# none last: its scripts are render --all's, which cli.render checks early in the same pass;
+# with the record of tests/run-all.sh (NPL_SHELLCHECK_CACHE) those found passed by then, here or
+# in the combinations that give the same bytes, are not checked twice. The union checked is the
+# same in any order (all now takes the bench.sh that none took first).
 check none
 wait
 for n in "${!combo[@]}"; do
