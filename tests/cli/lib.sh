@@ -95,3 +95,40 @@ start_http() {
 	http_log=$f.log
 }
 trap 'kill "${http_pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
+
+# sc [-s SHELL] FILE...: shellcheck FILE..., in one call, its output on stdout and its exit status.
+# With NPL_SHELLCHECK_CACHE naming a folder (tests/run-all.sh makes one for each of its runs and
+# shares it between its passes, the plain build's, the sanitizers' and the ordinary user's), a
+# file this shellcheck passed before, byte for byte, under the same name suffix and options, is not
+# checked again: its verdict cannot differ. A pass is recorded for each file of a clean call only.
+sc() {
+	local -a opts=() files sums=() todo=() keys=()
+	local salt h i rc
+	while [[ ${1:-} == -* ]]; do
+		if [[ $1 == -s ]]; then opts+=("$1" "$2"); shift 2; else opts+=("$1"); shift; fi
+	done
+	if [[ -n ${NPL_SHELLCHECK_CACHE:-} && -d $NPL_SHELLCHECK_CACHE ]] &&
+		mapfile -d '' -t sums < <(sha256sum -z -- "$@" 2>/dev/null | cut -z -c1-64) && ((${#sums[@]} == $#)); then
+		files=("$@")
+		salt=$({ shellcheck --version; printf '%s\n' "${opts[@]}"; } | sha256sum)
+		for ((i = 0; i < $#; i++)); do
+			h=${files[i]##*/}
+			[[ $h == *.* ]] && h=${h##*.} || h=
+			h=${salt:0:16}-${sums[i]}-$h
+			[[ -e $NPL_SHELLCHECK_CACHE/$h ]] && continue
+			todo+=("${files[i]}")
+			keys+=("$h")
+		done
+	else
+		todo=("$@")
+	fi
+	((${#todo[@]})) || return 0
+	shellcheck "${opts[@]}" "${todo[@]}"
+	rc=$?
+	if ((rc == 0)); then
+		for h in "${keys[@]}"; do
+			: 2>/dev/null >"$NPL_SHELLCHECK_CACHE/$h"
+		done
+	fi
+	return $rc
+}

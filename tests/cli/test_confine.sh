@@ -304,8 +304,8 @@ expect_rc 0 "$NPL" tune --revert --root "$R"
 
 # ---- 8. the rendered scripts journal, and are undone by tune --revert and by --revert ----
 B=$T/big
+mkdir -p "$B"/sys/devices/system/cpu/cpu{0..1023}/cpufreq   # one mkdir, not 1,024
 for c in $(seq 0 1023); do
-	mkdir -p "$B/sys/devices/system/cpu/cpu$c/cpufreq"
 	echo schedutil >"$B/sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"
 	echo "performance schedutil" >"$B/sys/devices/system/cpu/cpu$c/cpufreq/scaling_available_governors"
 done

@@ -53,7 +53,7 @@ for v in "${values[@]}"; do
 	# and the manifest keeps it as data
 	expect_eq "$(jq -r '.site["model-path"]' "$T/r$i/manifest.json")" "$v" "value $i: manifest"
 	# shellcheck sees nothing wrong either
-	shellcheck "$T/r$i/pd-mixed.sh" >/dev/null 2>&1 || fail "value $i: shellcheck"
+	sc "$T/r$i/pd-mixed.sh" >/dev/null 2>&1 || fail "value $i: shellcheck"
 done
 [[ -e $T/cwd/PWNED || -e $T/PWNED || -e $T/r1/PWNED ]] && fail "a hostile value ran a command"
 # the same from a site file, and through apply

@@ -57,7 +57,7 @@ expect_rc 0 "$NPL" render --all -o "$T/a2"
 expect_eq "$(find "$T/a1" -mindepth 1 -maxdepth 1 -type d | wc -l)" 58 "recipe folders"
 diff -r "$T/a1" "$T/a2" >/dev/null || fail "two runs of render --all differ"
 if command -v shellcheck >/dev/null; then
-	shellcheck "$T"/a1/*/*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
+	sc "$T"/a1/*/*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
 else
 	fail "shellcheck is not installed (the README's first command installs it)"
 fi

@@ -160,28 +160,27 @@ expect_grep "$T/err" "router.sh: PREFILL_IPS '10.0.0.1;x' is not an IPv4 or IPv6
 # local lists, read -a, printf -v, loops, arithmetic and subscripts; and the site variables the
 # templates insert ({{{var}}}, {{{hosts_var}}}: site.c's table).
 template_names() {  # FILE...
-	local f
-	for f in "$@"; do
-		# mustache tags out (they insert the plan's names and values, or numbers), comments out
-		sed -e 's/{{[^}]*}}}*//g' -e 's/^[[:space:]]*#.*//' -e 's/[[:space:]]#[[:space:]].*//' "$f" |
-			while IFS= read -r line; do
-				grep -oE '\$\{?[#!]?[A-Za-z_][A-Za-z0-9_]*' <<<"$line" | sed -E 's/^\$\{?[#!]?//'
-				grep -oE '(^|[^A-Za-z0-9_$])[A-Za-z_][A-Za-z0-9_]*\+?=' <<<"$line" | sed -E 's/^[^A-Za-z_]//; s/\+?=$//'
-				if [[ $line =~ ^[[:space:]]*(local|declare)[[:space:]] ]]; then
-					for w in ${line#*"${BASH_REMATCH[1]}"}; do
-						[[ $w == -* ]] && continue
-						w=${w%%=*}
-						[[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && printf '%s\n' "$w"
-					done
-				fi
-				grep -oE '(read|printf)( -[a-z]+( '"''"')?)* -[av] [A-Za-z_][A-Za-z0-9_]*' <<<"$line" | sed -E 's/.* //'
-				grep -oE 'for \(\( *[A-Za-z_][A-Za-z0-9_]*|for [A-Za-z_][A-Za-z0-9_]* in' <<<"$line" |
-					sed -E 's/^for (\(\( *)?//; s/ in$//'
-				grep -oE '\(\([^)]*\)\)|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]' <<<"$line" |
-					sed -E 's/^\$\{[A-Za-z_][A-Za-z0-9_]*//' |
-					grep -oE '(^|[^A-Za-z0-9_#$])[A-Za-z_][A-Za-z0-9_]*' | sed -E 's/^[^A-Za-z_]//'
+	local text line w
+	# mustache tags out (they insert the plan's names and values, or numbers), comments out; each
+	# grep below reads the whole text at once (they match within a line, as grep does)
+	text=$(sed -e 's/{{[^}]*}}}*//g' -e 's/^[[:space:]]*#.*//' -e 's/[[:space:]]#[[:space:]].*//' "$@")
+	grep -oE '\$\{?[#!]?[A-Za-z_][A-Za-z0-9_]*' <<<"$text" | sed -E 's/^\$\{?[#!]?//'
+	grep -oE '(^|[^A-Za-z0-9_$])[A-Za-z_][A-Za-z0-9_]*\+?=' <<<"$text" | sed -E 's/^[^A-Za-z_]//; s/\+?=$//'
+	while IFS= read -r line; do
+		if [[ $line =~ ^[[:space:]]*(local|declare)[[:space:]] ]]; then
+			for w in ${line#*"${BASH_REMATCH[1]}"}; do
+				[[ $w == -* ]] && continue
+				w=${w%%=*}
+				[[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && printf '%s\n' "$w"
 			done
-	done
+		fi
+	done <<<"$text"
+	grep -oE '(read|printf)( -[a-z]+( '"''"')?)* -[av] [A-Za-z_][A-Za-z0-9_]*' <<<"$text" | sed -E 's/.* //'
+	grep -oE 'for \(\( *[A-Za-z_][A-Za-z0-9_]*|for [A-Za-z_][A-Za-z0-9_]* in' <<<"$text" |
+		sed -E 's/^for (\(\( *)?//; s/ in$//'
+	grep -oE '\(\([^)]*\)\)|\$\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]' <<<"$text" |
+		sed -E 's/^\$\{[A-Za-z_][A-Za-z0-9_]*//' |
+		grep -oE '(^|[^A-Za-z0-9_#$])[A-Za-z_][A-Za-z0-9_]*' | sed -E 's/^[^A-Za-z_]//'
 	sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/input/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"'
 }
 mapfile -t names < <(template_names "$NPL_SRC"/templates/*.tmpl | sort -u)

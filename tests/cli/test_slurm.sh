@@ -71,7 +71,7 @@ if command -v shellcheck >/dev/null; then
 			[[ -e $T/sc-$h.sh ]] || cp "$T/one" "$T/sc-$h.sh"
 		done
 	done
-	shellcheck "$T"/sc-*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
+	sc "$T"/sc-*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"
 else
 	fail "shellcheck is not installed (the README's first command installs it)"
 fi

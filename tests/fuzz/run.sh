@@ -37,11 +37,27 @@ for p in "$src"/tests/data/pages/*/*.mdx "$src"/tests/data/pages/*/*.txt; do
 	cp "$p" "$work/page/$(basename "$(dirname "$p")")-$(basename "$p")"
 done
 
+# the targets side by side, as many at a time as there are CPUs (each fuzzes on one), each for
+# SECONDS as before; their reports in order once all are done
+targets="recipe site template journal results page"
+for t in $targets; do rm -f "$work/$t.rc"; done
+jobs=$(nproc 2>/dev/null || echo 1)
+n=0
+for t in $targets; do
+	{
+		rc=0
+		"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=$?
+		echo "$rc" >"$work/$t.rc"
+	} &
+	n=$((n + 1))
+	[ $((n % jobs)) -ne 0 ] || wait
+done
+wait
 rc=0
-for t in recipe site template journal results page; do
+for t in $targets; do
 	echo "fuzz_$t: ${secs}s"
-	"$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix="$work/crashes/$t-" "$work/$t" >"$work/$t.log" 2>&1 || rc=1
+	[ "$(cat "$work/$t.rc")" = 0 ] || rc=1
 	grep -E '^stat::number_of_executed_units|^stat::new_units_added|^#[0-9]+.*DONE' "$work/$t.log" || true
 	if grep -q -E 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error' "$work/$t.log"; then
 		rc=1

@@ -3,6 +3,10 @@
 judge them against the published schemas, without a cluster.
 
 usage: kval.py SCHEMAS FILE_OR_DIR...
+       kval.py SCHEMAS --each DIR...
+
+--each judges each DIR on its own, as a run on it alone would, with the schemas loaded once (the
+slow part): its report goes to DIR.kval, ending with a line 'exit N', N the status of that run.
 
 SCHEMAS is tests/data/k8s (crds/*.yaml: published CustomResourceDefinitions; core/core.json:
 the core kinds and kustomize's Kustomization, see its $comment). Every YAML document of every
@@ -157,18 +161,15 @@ def files_of(args):
             yield a
 
 
-def main(argv):
-    if len(argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    validators, meta = load_schemas(argv[1])
+def validate(validators, meta, paths, out):
+    """The report on every document of paths, printed to out; the exit status of a run on them."""
     ok = bad = 0
-    for f in files_of(argv[2:]):
+    for f in files_of(paths):
         with open(f) as fp:
             try:
                 docs = list(yaml.load_all(fp, Loader=Loader))
             except yaml.YAMLError as e:
-                print(f"FAIL {f}: not YAML: {e}")
+                print(f"FAIL {f}: not YAML: {e}", file=out)
                 bad += 1
                 continue
         for n, obj in enumerate(docs):
@@ -182,13 +183,26 @@ def main(argv):
             name = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name', '')}" if isinstance(obj, dict) else "?"
             if errs:
                 bad += 1
-                print(f"FAIL {f}#{n} {name}")
+                print(f"FAIL {f}#{n} {name}", file=out)
                 for p, m in errs[:8]:
-                    print(f"    {p or '/'}: {m}")
+                    print(f"    {p or '/'}: {m}", file=out)
             else:
                 ok += 1
-    print(f"{ok} passed, {bad} failed")
+    print(f"{ok} passed, {bad} failed", file=out)
     return 1 if bad or not ok else 0
+
+
+def main(argv):
+    if len(argv) < 3 or argv[2:] == ["--each"]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    validators, meta = load_schemas(argv[1])
+    if argv[2] != "--each":
+        return validate(validators, meta, argv[2:], sys.stdout)
+    for d in argv[3:]:
+        with open(d.rstrip("/") + ".kval", "w") as out:
+            print(f"exit {validate(validators, meta, [d], out)}", file=out)
+    return 0
 
 
 if __name__ == "__main__":
