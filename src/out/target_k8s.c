@@ -380,12 +380,60 @@ static void check_name(struct k8s *k, const char *name, int max, const char *wha
 				  k->tg->name, what, name, max, k->prefix);
 }
 
+/* The Service of a server instance (endpoint ep of role), on its leader pod: the group that
+ * runs the instance's rank 0, its port and bootstrap port. */
+static cJSON *instance_service(struct k8s *k, const cJSON *role, const cJSON *ep, const struct npl_pod *pods,
+			       int npods)
+{
+	const char *name = npl_json_str(role, "role");
+	int inst = npl_json_int(ep, "instance", 0), port = 0, boot = npl_json_int(ep, "bootstrap_port", 0);
+	const cJSON *node;
+	int group = 0, i;
+	cJSON *s, *spec, *sel, *ports, *p;
+
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+		if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
+			for (i = 0; i < npods; i++)
+				if (pods[i].node == npl_json_int(node, "index", 0))
+					group = pods[i].group;
+			port = node_port(node, "--port");
+			break;
+		}
+	s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
+	check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
+	spec = obj(s, "spec");
+	add(spec, "type", str("ClusterIP"));
+	sel = obj(spec, "selector");
+	if (k->rbg) {
+		add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
+		add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
+		add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
+		add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
+	} else {
+		add(sel, "leaderworkerset.sigs.k8s.io/name", str(workload(k, name)));
+		add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
+		add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
+	}
+	ports = arr(spec, "ports");
+	p = item(ports);
+	add(p, "name", str("http"));
+	add(p, "port", cJSON_CreateNumber(port));
+	add(p, "targetPort", cJSON_CreateNumber(port));
+	if (boot) {
+		p = item(ports);
+		add(p, "name", str("bootstrap"));
+		add(p, "port", cJSON_CreateNumber(boot));
+		add(p, "targetPort", cJSON_CreateNumber(boot));
+	}
+	return s;
+}
+
 static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON *rbg_roles, cJSON *svcs)
 {
 	const char *name = npl_json_str(role, "role");
 	const char *wl = workload(k, name);
 	struct npl_pod *pods;
-	int npods, size, groups, i;
+	int npods, size, groups;
 	cJSON *tmpl;
 	const cJSON *ep;
 
@@ -439,48 +487,8 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		}
 	}
 	/* a Service per instance, on its leader: where clients and npulaunch status reach it */
-	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(role, "endpoints")) {
-		int inst = npl_json_int(ep, "instance", 0), port = 0, boot = npl_json_int(ep, "bootstrap_port", 0);
-		const cJSON *node;
-		int group = 0;
-		cJSON *s, *spec, *sel, *ports, *p;
-
-		cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
-			if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
-				for (i = 0; i < npods; i++)
-					if (pods[i].node == npl_json_int(node, "index", 0))
-						group = pods[i].group;
-				port = node_port(node, "--port");
-				break;
-			}
-		s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
-		check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
-		spec = obj(s, "spec");
-		add(spec, "type", str("ClusterIP"));
-		sel = obj(spec, "selector");
-		if (k->rbg) {
-			add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
-			add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
-			add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
-			add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
-		} else {
-			add(sel, "leaderworkerset.sigs.k8s.io/name", str(wl));
-			add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
-			add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
-		}
-		ports = arr(spec, "ports");
-		p = item(ports);
-		add(p, "name", str("http"));
-		add(p, "port", cJSON_CreateNumber(port));
-		add(p, "targetPort", cJSON_CreateNumber(port));
-		if (boot) {
-			p = item(ports);
-			add(p, "name", str("bootstrap"));
-			add(p, "port", cJSON_CreateNumber(boot));
-			add(p, "targetPort", cJSON_CreateNumber(boot));
-		}
-		cJSON_AddItemToArray(svcs, s);
-	}
+	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(role, "endpoints"))
+		cJSON_AddItemToArray(svcs, instance_service(k, role, ep, pods, npods));
 	free(pods);
 }
 
