@@ -91,7 +91,17 @@ static void bench_env(void *ctx)
 		npl_buf_release(&v);
 	}
 }
-int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
+
+/* What the command line asks of bench. */
+struct bench_opts {
+	struct npl_cli_recipe_opts ro;
+	const char *out, *host, *arg;
+	char hostbuf[INET6_ADDRSTRLEN];
+	int dry, json, port, out_given, help;
+};
+
+/* The options; 0 or an exit code (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct bench_opts *o)
 {
 	static const struct option own[] = {
 		{"dry-run", no_argument, NULL, 'n'},
@@ -103,29 +113,20 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	struct npl_site site;
-	const char *out = "bench-results.jsonl", *host = NULL;
-	char hostbuf[INET6_ADDRSTRLEN];
-	char **args = NULL;
-	cJSON *plan = NULL;
-	int dry = 0, port = 0, c, rc = NPL_EXIT_OK, i, out_given = 0, json = 0, status_code = -1, wrote = 0;
-	struct stat before;
-	off_t size_before = -1;
+	int c, rc = NPL_EXIT_OK;
 
-	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': dry = 1; break;
-		case 'j': json = 1; break;
-		case 'o': out = optarg; out_given = 1; break;
+		case 'n': o->dry = 1; break;
+		case 'j': o->json = 1; break;
+		case 'o': o->out = optarg; o->out_given = 1; break;
 		case 'H':
 			/* an address, as the site values are: it reaches bench_serving's argv */
-			if (npl_ip_canonical(optarg, hostbuf, sizeof(hostbuf))) {
+			if (npl_ip_canonical(optarg, o->hostbuf, sizeof(o->hostbuf))) {
 				rc = npl_cli_usage_error("bench", "--host '%s' is not an IPv4 or IPv6 address", optarg);
 				goto out;
 			}
-			host = hostbuf;
+			o->host = o->hostbuf;
 			break;
 		case 'P': {
 			static const struct npl_number_spec port_spec = {"a port", 1, 65535, 1};
@@ -133,14 +134,14 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 
 			if ((rc = npl_cli_number("bench", "--port", optarg, &port_spec, &v)))
 				goto out;
-			port = (int)v;
+			o->port = (int)v;
 			break;
 		}
-		case 'h': help(); goto out;
+		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
-			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+			if (npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
 				rc = NPL_EXIT_USAGE;
 				goto out;
 			}
@@ -150,77 +151,103 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	if ((rc = npl_cli_site(cli, &ro)))
+	o->arg = optind < argc ? argv[optind] : NULL;
+out:
+	free(opts);
+	return rc;
+}
+
+/* --dry-run: the command as a shell would take it. */
+static void print_command(char **args)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	for (int i = 0; args[i]; i++) {
+		if (i)
+			npl_buf_putc(&b, ' ');
+		npl_shell_quote(&b, args[i]);
+	}
+	puts(npl_buf_str(&b));
+	npl_buf_release(&b);
+}
+
+/* Run the benchmark in its environment and wait for it: it must end well and append to the
+ * results file. An exit code. */
+static int run(struct npl_cli *cli, char **args, const cJSON *plan, const struct npl_site *site,
+	       const struct bench_opts *o)
+{
+	struct stat before, after;
+	off_t size_before = -1;
+	pid_t pid;
+	int status, status_code, wrote = 0, rc = NPL_EXIT_OK;
+
+	if (stat(o->out, &before) == 0)
+		size_before = before.st_size;
+	pid = npl_proc_spawn(&(struct npl_proc_child){.argv = args, .out_to_err = o->json, .setup = bench_env,
+						      .ctx = &(struct bench_env){plan, site}, .who = "bench"});
+	if (pid < 0) {
+		fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
+		return NPL_EXIT_FAIL;
+	}
+	status = npl_proc_wait(pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		status_code = 0;
+		if (stat(o->out, &after) != 0 || after.st_size <= size_before) {
+			fprintf(stderr, "npulaunch: bench: sglang.bench_serving ended well but wrote no results to %s\n",
+				npl_escape_in(&cli->arena, o->out));
+			rc = NPL_EXIT_FAIL;
+		} else {
+			wrote = 1;
+			npl_cli_info(cli, "bench: results in %s; judge them with: npulaunch verify %s",
+				     npl_escape_in(&cli->arena, o->out), npl_escape_in(&cli->arena, o->out));
+		}
+	} else {
+		fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
+			WIFEXITED(status) ? "exit" : "signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		status_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = NPL_EXIT_FAIL;
+	}
+	if (o->json)
+		report_json(args, o->out, 0, status_code, wrote);
+	return rc;
+}
+
+int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
+{
+	struct bench_opts o;
+	struct npl_site site;
+	char **args = NULL;
+	cJSON *plan = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.out = "bench-results.jsonl";
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
 		goto out;
-	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
+	if ((rc = npl_cli_site(cli, &o.ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
 		goto out;
 	/* a bundle named keeps its results, as the current folder's does */
-	if (!out_given && optind < argc && npl_is_dir(argv[optind]))
-		out = npl_arena_printf(&cli->arena, "%s/bench-results.jsonl", argv[optind]);
+	if (!o.out_given && o.arg && npl_is_dir(o.arg))
+		o.out = npl_arena_printf(&cli->arena, "%s/bench-results.jsonl", o.arg);
 	npl_plan_site(plan, &site, &cli->arena);
-	args = npl_bench_argv(plan, &site, host, port, out, &cli->diag);
+	args = npl_bench_argv(plan, &site, o.host, o.port, o.out, &cli->diag);
 	npl_cli_flush(cli);
 	if (!args) {
 		rc = NPL_EXIT_USAGE;
 		goto out;
 	}
-	if (dry && json) {
-		report_json(args, out, 1, -1, 0);
-		goto out;
-	}
-	if (dry) {
-		struct npl_buf b = NPL_BUF_INIT;
-
-		for (i = 0; args[i]; i++) {
-			if (i)
-				npl_buf_putc(&b, ' ');
-			npl_shell_quote(&b, args[i]);
-		}
-		puts(npl_buf_str(&b));
-		npl_buf_release(&b);
-		goto out;
-	}
-	{
-		pid_t pid;
-		int status;
-
-		if (stat(out, &before) == 0)
-			size_before = before.st_size;
-		pid = npl_proc_spawn(&(struct npl_proc_child){.argv = args, .out_to_err = json, .setup = bench_env,
-							      .ctx = &(struct bench_env){plan, &site}, .who = "bench"});
-		if (pid < 0) {
-			fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
-			rc = NPL_EXIT_FAIL;
-			goto out;
-		}
-		status = npl_proc_wait(pid);
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-			struct stat after;
-
-			status_code = 0;
-			if (stat(out, &after) != 0 || after.st_size <= size_before) {
-				fprintf(stderr, "npulaunch: bench: sglang.bench_serving ended well but wrote no results to %s\n",
-					npl_escape_in(&cli->arena, out));
-				rc = NPL_EXIT_FAIL;
-			} else {
-				wrote = 1;
-				npl_cli_info(cli, "bench: results in %s; judge them with: npulaunch verify %s",
-					     npl_escape_in(&cli->arena, out), npl_escape_in(&cli->arena, out));
-			}
-		} else {
-			fprintf(stderr, "npulaunch: bench: sglang.bench_serving failed (%s %d)\n",
-				WIFEXITED(status) ? "exit" : "signal",
-				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-			status_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-			rc = NPL_EXIT_FAIL;
-		}
-		if (json)
-			report_json(args, out, 0, status_code, wrote);
-	}
+	if (o.dry && o.json)
+		report_json(args, o.out, 1, -1, 0);
+	else if (o.dry)
+		print_command(args);
+	else
+		rc = run(cli, args, plan, &site, &o);
 out:
 	npl_argv_free(args);
 	cJSON_Delete(plan);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }

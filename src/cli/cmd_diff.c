@@ -231,12 +231,38 @@ static void env_ops(cJSON *env)
 	}
 }
 
+/* The flags (arr "flags", key "flag") or the environment ("env", "name") of a role's first n
+ * nodes in one array, each named by its node when there are several. */
+static cJSON *node_items(const cJSON *role, const char *arr, const char *key, int n)
+{
+	cJSON *dst = cJSON_CreateArray();
+	const cJSON *it;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), i);
+
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, arr)) {
+			cJSON *c = cJSON_Duplicate(it, 1);
+
+			if (n > 1) {
+				char k[300];
+
+				snprintf(k, sizeof(k), "%s (node %d)", npl_json_str(it, key), i);
+				cJSON_ReplaceItemInObjectCaseSensitive(c, key, cJSON_CreateString(k));
+			}
+			cJSON_AddItemToArray(dst, c);
+		}
+	}
+	return dst;
+}
+
 static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, struct npl_buf *text, int *count)
 {
 	cJSON *o = cJSON_CreateObject();
 	struct npl_buf t = NPL_BUF_INIT;
 	struct diff d;
-	int i, na, nb, n;
+	int na, nb, n;
 
 	cJSON_AddStringToObject(o, "role", name);
 	if (!ra || !rb) {
@@ -266,31 +292,9 @@ static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, stru
 	}
 	n = na < nb ? na : nb;
 	{
-		cJSON *fa = cJSON_CreateArray(), *fb = cJSON_CreateArray(), *ea = cJSON_CreateArray(),
-		      *eb = cJSON_CreateArray();
+		cJSON *fa = node_items(ra, "flags", "flag", n), *fb = node_items(rb, "flags", "flag", n);
+		cJSON *ea = node_items(ra, "env", "name", n), *eb = node_items(rb, "env", "name", n);
 
-		/* flags and env of each node index, named by node when there are several */
-		for (i = 0; i < n; i++) {
-			const cJSON *xa = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ra, "nodes"), i);
-			const cJSON *xb = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rb, "nodes"), i);
-			const cJSON *it;
-
-#define COPY(dst, node, arr, key)                                                                  \
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, arr)) {                      \
-		cJSON *c = cJSON_Duplicate(it, 1);                                                 \
-		if (n > 1) {                                                                       \
-			char k[300];                                                               \
-			snprintf(k, sizeof(k), "%s (node %d)", npl_json_str(it, key), i);           \
-			cJSON_ReplaceItemInObjectCaseSensitive(c, key, cJSON_CreateString(k));     \
-		}                                                                                  \
-		cJSON_AddItemToArray(dst, c);                                                      \
-	}
-			COPY(fa, xa, "flags", "flag");
-			COPY(fb, xb, "flags", "flag");
-			COPY(ea, xa, "env", "name");
-			COPY(eb, xb, "env", "name");
-#undef COPY
-		}
 		PART("flags", "", fa, fb, "flag", "values");
 		env_ops(ea);
 		env_ops(eb);

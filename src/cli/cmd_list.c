@@ -211,125 +211,17 @@ static int list_models_or_profiles(struct npl_cli *cli, const struct npl_db *db,
 	return NPL_EXIT_OK;
 }
 
-int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
+/* The recipes as an aligned table: the columns as wide as their widest cell. The table is
+ * built in memory and written in large pieces: printf per cell cost more than everything else
+ * `list` does over a large database. */
+static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *const *shown, int nshown)
 {
-	static const struct option own[] = {
-		{"model", required_argument, NULL, 'm'},
-		{"json", no_argument, NULL, 'j'},
-		{"ids", no_argument, NULL, 'i'},
-		{"models", no_argument, NULL, 'M'},
-		{"profiles", no_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	static const char *const heads[NCOL] = {"ID", "MODEL", "CARDS", "MODE", "DATASET", "TPOT",
 						"TTFT", "QUANTIZATION"};
-	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	const char *model = NULL;
-	const struct npl_layer *M = NULL;
-	int json = 0, ids = 0, models = 0, profiles = 0, c, rc = NPL_EXIT_OK, i, col;
+	struct npl_buf t = NPL_BUF_INIT;
 	size_t w[NCOL];
-	struct npl_db db;
-	const struct npl_layer **shown = NULL;
-	int nshown = 0;
+	int i, col;
 
-	memset(&ro, 0, sizeof(ro));
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		int r;
-
-		switch (c) {
-		case 'm': model = optarg; break;
-		case 'j': json = 1; break;
-		case 'i': ids = 1; break;
-		case 'M': models = 1; break;
-		case 'P': profiles = 1; break;
-		case 'h': help(); goto out;
-		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
-		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
-		default:
-			if (c < NPL_OPT_TPOT || c > NPL_OPT_NEAREST) {
-				rc = npl_cli_usage_error("list", "option '%s' does not apply to list", argv[optind - 1]);
-				goto out;
-			}
-			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
-			if (r <= 0) {
-				rc = NPL_EXIT_USAGE;
-				goto out;
-			}
-		}
-	}
-	if (optind < argc && !model)
-		model = argv[optind++];
-	if (optind < argc) {
-		rc = npl_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
-	/* one listing per run: recipes (a table, --json or --ids), models or hardware profiles */
-	if (ids + models + profiles > 1 || (ids && json)) {
-		rc = npl_cli_usage_error("list", "%s", ids && json ? "--ids and --json: give one (--json holds the ids)"
-							     : "give one of --ids, --models, --profiles");
-		goto out;
-	}
-	if ((models || profiles) && (model || npl_cli_has_query(&ro))) {
-		rc = npl_cli_usage_error("list", "--%s lists every one: it takes no model or query",
-					 models ? "models" : "profiles");
-		goto out;
-	}
-	if ((rc = npl_cli_open_db(cli, &db)))
-		goto out;
-	if (model && !(M = npl_db_model(&db, model))) {
-		const char *best = npl_cli_suggest_model(&db, model);
-
-		if (best)
-			fprintf(stderr, "npulaunch: list: no model '%s' (did you mean '%s'?)\n",
-				npl_escape_in(&cli->arena, model), best);
-		else
-			fprintf(stderr, "npulaunch: list: no model '%s': 'npulaunch list --models' shows them\n",
-				npl_escape_in(&cli->arena, model));
-		rc = NPL_EXIT_NO_RECIPE;
-		goto out;
-	}
-	if (models || profiles) {
-		rc = list_models_or_profiles(cli, &db, profiles, json);
-		goto out;
-	}
-	shown = npl_xcalloc((size_t)db.nrecipes + 1, sizeof(*shown));
-	if (npl_cli_has_query(&ro)) {
-		/* a query lists the recipes that meet it */
-		struct npl_query q;
-
-		if (ro.nearest) {
-			rc = npl_cli_usage_error("list", "--nearest chooses one recipe: use it with show or render");
-			goto out;
-		}
-		if ((rc = npl_cli_query(cli, &db, M, &ro, &q)))
-			goto out;
-		for (i = 0; i < db.nrecipes; i++)
-			if (npl_query_qualifies(&db, &q, db.recipes[i], NULL, NULL))
-				shown[nshown++] = db.recipes[i];
-	} else {
-		for (i = 0; i < db.nrecipes; i++)
-			if (!M || db.recipes[i]->model == M)
-				shown[nshown++] = db.recipes[i];
-	}
-	if (ids) {
-		for (i = 0; i < nshown; i++)
-			puts(shown[i]->id);
-		goto out;
-	}
-	if (json) {
-		cJSON *a = cJSON_CreateArray();
-		char *s;
-
-		for (i = 0; i < nshown; i++)
-			cJSON_AddItemToArray(a, recipe_json(shown[i]));
-		s = cJSON_Print(a);
-		puts(s);
-		cJSON_free(s);
-		cJSON_Delete(a);
-		goto out;
-	}
 	for (col = 0; col < NCOL; col++)
 		w[col] = strlen(heads[col]);
 	for (i = 0; i < nshown; i++)
@@ -340,37 +232,183 @@ int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
 			if (n > w[col])
 				w[col] = n;
 		}
-	{
-		/* the table is built in memory and written in large pieces: printf per cell cost
-		 * more than everything else `list` does over a large database */
-		struct npl_buf t = NPL_BUF_INIT;
+	if (cli->color)
+		npl_buf_puts(&t, "\033[1m");
+	for (col = 0; col < NCOL; col++)
+		put_cell(&t, heads[col], col, w[col]);
+	if (cli->color)
+		npl_buf_puts(&t, "\033[0m");
+	npl_buf_putc(&t, '\n');
+	for (i = 0; i < nshown; i++) {
+		for (col = 0; col < NCOL; col++) {
+			char tmp[32];
 
-		if (cli->color)
-			npl_buf_puts(&t, "\033[1m");
-		for (col = 0; col < NCOL; col++)
-			put_cell(&t, heads[col], col, w[col]);
-		if (cli->color)
-			npl_buf_puts(&t, "\033[0m");
+			put_cell(&t, cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)), col, w[col]);
+		}
 		npl_buf_putc(&t, '\n');
-		for (i = 0; i < nshown; i++) {
-			for (col = 0; col < NCOL; col++) {
-				char tmp[32];
+		if (t.len >= 64 * 1024) {
+			/* in pieces: the same memory again, not 2 MB of new pages */
+			fwrite(t.data, 1, t.len, stdout);
+			npl_buf_reset(&t);
+		}
+	}
+	fwrite(t.data, 1, t.len, stdout);
+	npl_buf_release(&t);
+}
 
-				put_cell(&t, cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)), col, w[col]);
+/* The recipes as a JSON array (recipe_json). */
+static void print_recipes_json(const struct npl_layer *const *shown, int nshown)
+{
+	cJSON *a = cJSON_CreateArray();
+	char *s;
+	int i;
+
+	for (i = 0; i < nshown; i++)
+		cJSON_AddItemToArray(a, recipe_json(shown[i]));
+	s = cJSON_Print(a);
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(a);
+}
+
+/* What the command line asks of list. */
+struct list_opts {
+	struct npl_cli_recipe_opts ro;
+	const char *model;
+	int json, ids, models, profiles, help;
+};
+
+/* The options and the model argument; 0 or an exit code (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct list_opts *o)
+{
+	static const struct option own[] = {
+		{"model", required_argument, NULL, 'm'},
+		{"json", no_argument, NULL, 'j'},
+		{"ids", no_argument, NULL, 'i'},
+		{"models", no_argument, NULL, 'M'},
+		{"profiles", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct option *opts = npl_cli_options(own);
+	int c, rc = NPL_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'i': o->ids = 1; break;
+		case 'M': o->models = 1; break;
+		case 'P': o->profiles = 1; break;
+		case 'h': help(); o->help = 1; goto out;
+		case ':': rc = npl_cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]); goto out;
+		case '?': rc = npl_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]); goto out;
+		default:
+			if (c < NPL_OPT_TPOT || c > NPL_OPT_NEAREST) {
+				rc = npl_cli_usage_error("list", "option '%s' does not apply to list", argv[optind - 1]);
+				goto out;
 			}
-			npl_buf_putc(&t, '\n');
-			if (t.len >= 64 * 1024) {
-				/* in pieces: the same memory again, not 2 MB of new pages */
-				fwrite(t.data, 1, t.len, stdout);
-				npl_buf_reset(&t);
+			if (npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
+				rc = NPL_EXIT_USAGE;
+				goto out;
 			}
 		}
-		fwrite(t.data, 1, t.len, stdout);
-		npl_buf_release(&t);
+	}
+	if (optind < argc && !o->model)
+		o->model = argv[optind++];
+	if (optind < argc) {
+		rc = npl_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	/* one listing per run: recipes (a table, --json or --ids), models or hardware profiles */
+	if (o->ids + o->models + o->profiles > 1 || (o->ids && o->json)) {
+		rc = npl_cli_usage_error("list", "%s", o->ids && o->json ? "--ids and --json: give one (--json holds the ids)"
+									 : "give one of --ids, --models, --profiles");
+		goto out;
+	}
+	if ((o->models || o->profiles) && (o->model || npl_cli_has_query(&o->ro)))
+		rc = npl_cli_usage_error("list", "--%s lists every one: it takes no model or query",
+					 o->models ? "models" : "profiles");
+out:
+	free(opts);
+	return rc;
+}
+
+/* The model named on the command line, into *M; 0, or NPL_EXIT_NO_RECIPE with a did-you-mean. */
+static int find_model(struct npl_cli *cli, const struct npl_db *db, const char *model, const struct npl_layer **M)
+{
+	const char *best;
+
+	if ((*M = npl_db_model(db, model)))
+		return NPL_EXIT_OK;
+	best = npl_cli_suggest_model(db, model);
+	if (best)
+		fprintf(stderr, "npulaunch: list: no model '%s' (did you mean '%s'?)\n",
+			npl_escape_in(&cli->arena, model), best);
+	else
+		fprintf(stderr, "npulaunch: list: no model '%s': 'npulaunch list --models' shows them\n",
+			npl_escape_in(&cli->arena, model));
+	return NPL_EXIT_NO_RECIPE;
+}
+
+/* The recipes to list into shown (room for all), in the database's order: those that meet the
+ * query, else those of model M (all when NULL). 0 or an exit code. */
+static int select_recipes(struct npl_cli *cli, const struct npl_db *db, const struct list_opts *o,
+			  const struct npl_layer *M, const struct npl_layer **shown, int *nshown)
+{
+	int i, rc;
+
+	if (npl_cli_has_query(&o->ro)) {
+		/* a query lists the recipes that meet it */
+		struct npl_query q;
+
+		if (o->ro.nearest)
+			return npl_cli_usage_error("list", "--nearest chooses one recipe: use it with show or render");
+		if ((rc = npl_cli_query(cli, db, M, &o->ro, &q)))
+			return rc;
+		for (i = 0; i < db->nrecipes; i++)
+			if (npl_query_qualifies(db, &q, db->recipes[i], NULL, NULL))
+				shown[(*nshown)++] = db->recipes[i];
+	} else {
+		for (i = 0; i < db->nrecipes; i++)
+			if (!M || db->recipes[i]->model == M)
+				shown[(*nshown)++] = db->recipes[i];
+	}
+	return NPL_EXIT_OK;
+}
+
+int npl_cmd_list(int argc, char **argv, struct npl_cli *cli)
+{
+	struct list_opts o;
+	const struct npl_layer *M = NULL;
+	struct npl_db db;
+	const struct npl_layer **shown = NULL;
+	int rc, i, nshown = 0;
+
+	memset(&o, 0, sizeof(o));
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
+		goto out;
+	if ((rc = npl_cli_open_db(cli, &db)))
+		goto out;
+	if (o.model && (rc = find_model(cli, &db, o.model, &M)))
+		goto out;
+	if (o.models || o.profiles) {
+		rc = list_models_or_profiles(cli, &db, o.profiles, o.json);
+		goto out;
+	}
+	shown = npl_xcalloc((size_t)db.nrecipes + 1, sizeof(*shown));
+	if ((rc = select_recipes(cli, &db, &o, M, shown, &nshown)))
+		goto out;
+	if (o.ids) {
+		for (i = 0; i < nshown; i++)
+			puts(shown[i]->id);
+	} else if (o.json) {
+		print_recipes_json(shown, nshown);
+	} else {
+		print_recipe_table(cli, shown, nshown);
 	}
 out:
 	free(shown);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }

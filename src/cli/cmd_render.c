@@ -304,7 +304,60 @@ static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const s
 	return 0;
 }
 
-int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
+/* What the command line asks of render. */
+struct render_opts {
+	struct npl_cli_recipe_opts ro;
+	const struct npl_target *tg;   /* NULL: the scripts */
+	struct npl_target_opts to;
+	const char *templates, *dir, *arg;
+	int all, check, json, help;
+};
+
+/* --target NAME into o->tg (and what it asks of the plan); 0 or a usage error. */
+static int set_target(struct render_opts *o, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < NPL_ARRAY_SIZE(targets); k++)
+		if (!strcmp(targets[k].name, name))
+			break;
+	if (k == NPL_ARRAY_SIZE(targets))
+		return npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker, slurm)", name);
+	o->tg = targets[k].target;
+	o->ro.target = o->tg ? &o->tg->plan : NULL;
+	return 0;
+}
+
+/* The options that go together: --check with a folder, --all without a query, a folder that
+ * is named (its trailing slashes dropped), --bench with a target that runs the deployment.
+ * 0 or a usage error. */
+static int check_options(struct npl_cli *cli, struct render_opts *o)
+{
+	if (o->check && !o->dir)
+		return npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
+	if (o->all && npl_cli_has_query(&o->ro))
+		return npl_cli_usage_error("render", "--all takes no query options");
+	/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
+	if (o->dir && !*o->dir)
+		return npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+	if (o->dir) {
+		/* "deploy/" and "deploy" name the same folder */
+		char *d = npl_arena_strdup(&cli->arena, o->dir);
+		size_t n = strlen(d);
+
+		while (n > 1 && d[n - 1] == '/')
+			d[--n] = '\0';
+		o->dir = d;
+	}
+	if (o->to.bench && !(o->tg && o->tg->bench))
+		return npl_cli_usage_error("render", "--bench is for a job that runs the deployment: give --target slurm");
+	o->to.all = o->all;
+	o->to.strict = o->ro.strict;
+	return 0;
+}
+
+/* The options and the recipe argument; 0 or an exit code (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct render_opts *o)
 {
 	static const struct option own[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -318,126 +371,109 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	struct npl_templates t = {.dir = cli->templates_dir};
-	struct npl_outset set = {0};
-	const struct npl_target *tg = NULL;
-	struct npl_target_opts to = {0, 0, 0};
-	const char *dir = NULL;
-	int all = 0, check = 0, json = 0, c, rc = NPL_EXIT_OK, i;
-	size_t k;
+	int c, rc = NPL_EXIT_OK;
 
-	memset(&ro, 0, sizeof(ro));
-	ro.check = 1;
 	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-		int r;
-
 		switch (c) {
-		case 'o': dir = optarg; break;
-		case 'a': all = 1; break;
-		case 'c': check = 1; break;
-		case 't': t.dir = optarg; break;
+		case 'o': o->dir = optarg; break;
+		case 'a': o->all = 1; break;
+		case 'c': o->check = 1; break;
+		case 't': o->templates = optarg; break;
 		case 'T':
-			for (k = 0; k < NPL_ARRAY_SIZE(targets); k++)
-				if (!strcmp(targets[k].name, optarg))
-					break;
-			if (k == NPL_ARRAY_SIZE(targets)) {
-				rc = npl_cli_usage_error("render", "unknown target '%s' (scripts, k8s, rbg, docker, slurm)", optarg);
+			if ((rc = set_target(o, optarg)))
 				goto out;
-			}
-			tg = targets[k].target;
-			ro.target = tg ? &tg->plan : NULL;
 			break;
-		case 'b': to.bench = 1; break;
-		case 'j': json = 1; break;
-		case 'h': help(); goto out;
+		case 'b': o->to.bench = 1; break;
+		case 'j': o->json = 1; break;
+		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
-			r = npl_cli_recipe_opt(cli, &ro, c, optarg);
-			if (r <= 0) {
+			if (npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
 				rc = NPL_EXIT_USAGE;
 				goto out;
 			}
 		}
 	}
-	if (all && optind < argc) {
+	if (o->all && optind < argc)
 		rc = npl_cli_usage_error("render", "--all renders every recipe: drop '%s'", argv[optind]);
-		goto out;
-	}
-	if (!all && optind >= argc) {
+	else if (!o->all && optind >= argc)
 		rc = npl_cli_usage_error("render", "which recipe? give an id, a model with a query, or --all");
-		goto out;
-	}
-	if (!all && optind + 1 < argc) {
+	else if (!o->all && optind + 1 < argc)
 		rc = npl_cli_usage_error("render", "unexpected argument '%s'", argv[optind + 1]);
-		goto out;
-	}
-	if (check && !dir) {
-		rc = npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
-		goto out;
-	}
-	if (all && npl_cli_has_query(&ro)) {
-		rc = npl_cli_usage_error("render", "--all takes no query options");
-		goto out;
-	}
-	if (dir && !*dir) {
-		/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
-		rc = npl_cli_usage_error("render", "-o needs a folder, not an empty name");
-		goto out;
-	}
-	if (dir) {
-		/* "deploy/" and "deploy" name the same folder */
-		char *d = npl_arena_strdup(&cli->arena, dir);
-		size_t n = strlen(d);
+	else if (!(rc = check_options(cli, o)))
+		o->arg = o->all ? NULL : argv[optind];
+out:
+	free(opts);
+	return rc;
+}
 
-		while (n > 1 && d[n - 1] == '/')
-			d[--n] = '\0';
-		dir = d;
+/* --check: the folder compared with the set, a line per difference (or JSON). An exit code. */
+static int check_folder(struct npl_cli *cli, const struct npl_outset *set, const struct render_opts *o)
+{
+	char *lines = NULL;
+	size_t nlines = 0;
+	FILE *mem = o->json ? open_memstream(&lines, &nlines) : stdout;
+	int diffs;
+
+	if (!mem)
+		npl_oom();
+	diffs = npl_out_check(set, mem);
+	if (o->json) {
+		fclose(mem);
+		print_json(cli, set, o->dir, o->tg, 1, lines);
+		free(lines);
 	}
-	if (to.bench && !(tg && tg->bench)) {
-		rc = npl_cli_usage_error("render", "--bench is for a job that runs the deployment: give --target slurm");
+	if (diffs) {
+		fprintf(stderr, "npulaunch: %d file%s in %s differ%s from what render writes\n", diffs,
+			diffs == 1 ? "" : "s", o->dir, diffs == 1 ? "s" : "");
+		return NPL_EXIT_FAIL;
+	}
+	return NPL_EXIT_OK;
+}
+
+/* The set written into the folder, whole or not at all (then JSON of it). An exit code. */
+static int write_folder(struct npl_cli *cli, struct npl_outset *set, const struct render_opts *o)
+{
+	int rc = NPL_EXIT_OK;
+
+	set->force = o->ro.force;
+	set->waiting = waiting;
+	if (npl_out_commit(set, &cli->diag))
+		rc = NPL_EXIT_FAIL;
+	npl_cli_flush(cli);
+	if (o->json && !rc)
+		print_json(cli, set, o->dir, o->tg, 0, NULL);
+	return rc;
+}
+
+int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
+{
+	struct render_opts o;
+	struct npl_templates t = {0};
+	struct npl_outset set = {0};
+	int rc, i;
+
+	memset(&o, 0, sizeof(o));
+	o.ro.check = 1;
+	o.templates = cli->templates_dir;
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
 		goto out;
-	}
-	to.all = all;
-	to.strict = ro.strict;
+	t.dir = o.templates;
 	/* the plan; the commit, --check and the bundle's checks below */
-	rc = plan_set(cli, &ro, tg, &to, &t, &set, dir, all ? NULL : argv[optind], check);
+	rc = plan_set(cli, &o.ro, o.tg, &o.to, &t, &set, o.dir, o.arg, o.check);
 	npl_cli_flush(cli);
 	npl_diag_flush_groups(&cli->diag, stderr);
 	if (rc)
 		goto out;
-	if (dir)
-		npl_out_own_dir(&set, dir);
-	if (check) {
-		char *lines = NULL;
-		size_t nlines = 0;
-		FILE *mem = json ? open_memstream(&lines, &nlines) : stdout;
-		int diffs;
-
-		if (!mem)
-			npl_oom();
-		diffs = npl_out_check(&set, mem);
-		if (json) {
-			fclose(mem);
-			print_json(cli, &set, dir, tg, 1, lines);
-			free(lines);
-		}
-		if (diffs) {
-			fprintf(stderr, "npulaunch: %d file%s in %s differ%s from what render writes\n", diffs,
-				diffs == 1 ? "" : "s", dir, diffs == 1 ? "s" : "");
-			rc = NPL_EXIT_FAIL;
-		}
-	} else if (dir) {
-		set.force = ro.force;
-		set.waiting = waiting;
-		if (npl_out_commit(&set, &cli->diag))
-			rc = NPL_EXIT_FAIL;
-		npl_cli_flush(cli);
-		if (json && !rc)
-			print_json(cli, &set, dir, tg, 0, NULL);
-	} else if (json) {
-		print_json(cli, &set, NULL, tg, 0, NULL);
+	if (o.dir)
+		npl_out_own_dir(&set, o.dir);
+	if (o.check) {
+		rc = check_folder(cli, &set, &o);
+	} else if (o.dir) {
+		rc = write_folder(cli, &set, &o);
+	} else if (o.json) {
+		print_json(cli, &set, NULL, o.tg, 0, NULL);
 	} else {
 		for (i = 0; i < set.n; i++) {
 			printf("%s==> %s <==\n", i ? "\n" : "", set.v[i].path);
@@ -447,7 +483,6 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 out:
 	npl_out_release(&set);
 	npl_templates_release(&t);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }

@@ -34,7 +34,16 @@ static void help(void)
 /* The bound of each request: a millisecond at least, an hour at most. */
 static const struct npl_number_spec request_seconds = {"a number of seconds", 0.001, 3600, 0};
 
-int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
+/* What the command line asks of status. */
+struct status_opts {
+	struct npl_cli_recipe_opts ro;
+	const char *arg;
+	int json, help;
+	double timeout;
+};
+
+/* The options; 0 or an exit code (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct status_opts *o)
 {
 	static const struct option own[] = {
 		{"timeout", required_argument, NULL, 't'},
@@ -43,28 +52,20 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	struct npl_endpoint *eps;
-	struct npl_probe_result *res = NULL;
-	const char **shown = NULL;
-	cJSON *plan = NULL;
-	double timeout = 2;
-	int json = 0, c, rc = NPL_EXIT_OK, n = 0, i, down = 0;
-	size_t wu = 3, wr = 4;
+	int c, rc = NPL_EXIT_OK;
 
-	memset(&ro, 0, sizeof(ro));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if ((rc = npl_cli_number("status", "--timeout", optarg, &request_seconds, &timeout)))
+			if ((rc = npl_cli_number("status", "--timeout", optarg, &request_seconds, &o->timeout)))
 				goto out;
 			break;
-		case 'j': json = 1; break;
-		case 'h': help(); goto out;
+		case 'j': o->json = 1; break;
+		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
-			if (c >= NPL_OPT_SET || npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+			if (c >= NPL_OPT_SET || npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
 				rc = c >= NPL_OPT_SET ? npl_cli_usage_error("status", "option '%s' does not apply to status", argv[optind - 1])
 						      : NPL_EXIT_USAGE;
 				goto out;
@@ -75,16 +76,22 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("status", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	if ((rc = npl_cli_site(cli, &ro)))
-		goto out;
-	if (!(plan = npl_cli_plan(cli, optind < argc ? argv[optind] : NULL, &ro, &rc)))
-		goto out;
-	n = npl_cli_endpoints(cli, plan, 1, &eps);
+	o->arg = optind < argc ? argv[optind] : NULL;
+out:
+	free(opts);
+	return rc;
+}
+
+/* Whether there is anything to probe, and every endpoint's URL is known (each one that is not
+ * is named). 0 or NPL_EXIT_USAGE. */
+static int endpoints_known(struct npl_cli *cli, const struct npl_endpoint *eps, int n)
+{
+	int i, rc = NPL_EXIT_OK;
+
 	/* all of nothing is up, but a gate like `status && ...` must not pass on it */
 	if (!n) {
 		fprintf(stderr, "npulaunch: status: the deployment has no server or router endpoint to probe\n");
-		rc = NPL_EXIT_USAGE;
-		goto out;
+		return NPL_EXIT_USAGE;
 	}
 	for (i = 0; i < n; i++)
 		if (!eps[i].url) {
@@ -92,10 +99,93 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 				npl_escape_in(&cli->arena, eps[i].role), eps[i].missing);
 			rc = NPL_EXIT_USAGE;
 		}
-	if (rc)
-		goto out;
-	char herr[256];
+	return rc;
+}
 
+/* One endpoint's state as JSON: {role, instance, url, up, code, latency_ms, model, error}. */
+static cJSON *endpoint_json(const struct npl_endpoint *ep, const char *url, const struct npl_probe_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "role", ep->role);
+	if (ep->instance >= 0)
+		cJSON_AddNumberToObject(o, "instance", ep->instance);
+	else
+		cJSON_AddNullToObject(o, "instance");
+	cJSON_AddStringToObject(o, "url", url);
+	cJSON_AddBoolToObject(o, "up", r->up);
+	cJSON_AddNumberToObject(o, "code", (double)r->code);
+	if (r->code)
+		cJSON_AddNumberToObject(o, "latency_ms", r->latency_ms);
+	else
+		cJSON_AddNullToObject(o, "latency_ms");
+	if (r->model)
+		cJSON_AddStringToObject(o, "model", r->model);
+	else
+		cJSON_AddNullToObject(o, "model");
+	if (r->up)
+		cJSON_AddNullToObject(o, "error");
+	else
+		cJSON_AddStringToObject(o, "error", r->error);
+	return o;
+}
+
+/* The endpoints' states as a table, the ROLE and URL columns as wide as their widest cell; the
+ * manifest's and the server's text escaped for the terminal. */
+static void print_table(struct npl_cli *cli, const struct npl_endpoint *eps, const char *const *shown,
+			const struct npl_probe_result *res, int n)
+{
+	const char *green = cli->color ? "\033[32m" : "", *red = cli->color ? "\033[31m" : "",
+		   *off = cli->color ? "\033[0m" : "";
+	size_t wu = 3, wr = 4;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (strlen(npl_escape_in(&cli->arena, shown[i])) > wu)
+			wu = strlen(npl_escape_in(&cli->arena, shown[i]));
+		if (strlen(npl_escape_in(&cli->arena, eps[i].role)) > wr)
+			wr = strlen(npl_escape_in(&cli->arena, eps[i].role));
+	}
+	printf("%-*s  %-8s  %-*s  %-5s  %-9s  %s\n", (int)wr, "ROLE", "INSTANCE", (int)wu, "URL",
+	       "STATE", "LATENCY", "MODEL");
+	for (i = 0; i < n; i++) {
+		char inst[16], lat[32];
+
+		snprintf(inst, sizeof(inst), eps[i].instance >= 0 ? "%d" : "-", eps[i].instance);
+		if (res[i].code)
+			snprintf(lat, sizeof(lat), "%.1fms", res[i].latency_ms);
+		else
+			snprintf(lat, sizeof(lat), "-");
+		printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr,
+		       npl_escape_in(&cli->arena, eps[i].role), inst, (int)wu,
+		       npl_escape_in(&cli->arena, shown[i]), res[i].up ? green : red,
+		       res[i].up ? "up" : "down", off, lat, res[i].up ? "" : "(",
+		       npl_escape_in(&cli->arena, res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error),
+		       res[i].up ? "" : ")");
+	}
+}
+
+int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
+{
+	struct status_opts o;
+	struct npl_endpoint *eps;
+	struct npl_probe_result *res = NULL;
+	const char **shown = NULL;
+	cJSON *plan = NULL;
+	char herr[256];
+	int rc, n = 0, i, down = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout = 2;
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
+		goto out;
+	if ((rc = npl_cli_site(cli, &o.ro)))
+		goto out;
+	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
+		goto out;
+	n = npl_cli_endpoints(cli, plan, 1, &eps);
+	if ((rc = endpoints_known(cli, eps, n)))
+		goto out;
 	if (npl_health_init(herr, sizeof(herr))) {
 		fprintf(stderr, "npulaunch: status: %s\n", herr);
 		rc = NPL_EXIT_FAIL;
@@ -108,70 +198,23 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 
 		/* a URL's credentials are never printed */
 		shown[i] = npl_arena_strdup(&cli->arena, npl_url_redacted(eps[i].url, buf, sizeof(buf)));
-		npl_probe_once(eps[i].url, NPL_PROBE_HEALTH, (long)(timeout * 1000), &res[i]);
+		npl_probe_once(eps[i].url, NPL_PROBE_HEALTH, (long)(o.timeout * 1000), &res[i]);
 		if (res[i].up)
-			res[i].model = npl_served_model(eps[i].url, (long)(timeout * 1000));
+			res[i].model = npl_served_model(eps[i].url, (long)(o.timeout * 1000));
 		down += !res[i].up;
-		if (strlen(npl_escape_in(&cli->arena, shown[i])) > wu)
-			wu = strlen(npl_escape_in(&cli->arena, shown[i]));
-		if (strlen(npl_escape_in(&cli->arena, eps[i].role)) > wr)
-			wr = strlen(npl_escape_in(&cli->arena, eps[i].role));
 	}
-	if (json) {
+	if (o.json) {
 		cJSON *a = cJSON_CreateArray();
 		char *s;
 
-		for (i = 0; i < n; i++) {
-			cJSON *o = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(o, "role", eps[i].role);
-			if (eps[i].instance >= 0)
-				cJSON_AddNumberToObject(o, "instance", eps[i].instance);
-			else
-				cJSON_AddNullToObject(o, "instance");
-			cJSON_AddStringToObject(o, "url", shown[i]);
-			cJSON_AddBoolToObject(o, "up", res[i].up);
-			cJSON_AddNumberToObject(o, "code", (double)res[i].code);
-			if (res[i].code)
-				cJSON_AddNumberToObject(o, "latency_ms", res[i].latency_ms);
-			else
-				cJSON_AddNullToObject(o, "latency_ms");
-			if (res[i].model)
-				cJSON_AddStringToObject(o, "model", res[i].model);
-			else
-				cJSON_AddNullToObject(o, "model");
-			if (res[i].up)
-				cJSON_AddNullToObject(o, "error");
-			else
-				cJSON_AddStringToObject(o, "error", res[i].error);
-			cJSON_AddItemToArray(a, o);
-		}
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(a, endpoint_json(&eps[i], shown[i], &res[i]));
 		s = cJSON_Print(a);
 		puts(s);
 		cJSON_free(s);
 		cJSON_Delete(a);
 	} else {
-		const char *green = cli->color ? "\033[32m" : "", *red = cli->color ? "\033[31m" : "",
-			   *off = cli->color ? "\033[0m" : "";
-
-		printf("%-*s  %-8s  %-*s  %-5s  %-9s  %s\n", (int)wr, "ROLE", "INSTANCE", (int)wu, "URL",
-		       "STATE", "LATENCY", "MODEL");
-		for (i = 0; i < n; i++) {
-			char inst[16], lat[32];
-
-			snprintf(inst, sizeof(inst), eps[i].instance >= 0 ? "%d" : "-", eps[i].instance);
-			if (res[i].code)
-				snprintf(lat, sizeof(lat), "%.1fms", res[i].latency_ms);
-			else
-				snprintf(lat, sizeof(lat), "-");
-			/* the manifest's and the server's text, escaped for the terminal */
-			printf("%-*s  %-8s  %-*s  %s%-5s%s  %-9s  %s%s%s\n", (int)wr,
-			       npl_escape_in(&cli->arena, eps[i].role), inst, (int)wu,
-			       npl_escape_in(&cli->arena, shown[i]), res[i].up ? green : red,
-			       res[i].up ? "up" : "down", off, lat, res[i].up ? "" : "(",
-			       npl_escape_in(&cli->arena, res[i].up ? (res[i].model ? res[i].model : "?") : res[i].error),
-			       res[i].up ? "" : ")");
-		}
+		print_table(cli, eps, shown, res, n);
 	}
 	if (down) {
 		fprintf(stderr, "npulaunch: status: %d of %d endpoint%s down\n", down, n, n == 1 ? "" : "s");
@@ -182,7 +225,6 @@ out:
 		npl_probe_release(&res[i]);
 	free(res);
 	cJSON_Delete(plan);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }

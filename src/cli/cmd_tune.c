@@ -92,9 +92,17 @@ static void print_check(const struct npl_tune *t)
 	}
 }
 
-int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
+/* What the command line and the environment ask of tune. */
+struct tune_opts {
+	struct npl_cli_recipe_opts ro;
+	enum { CHECK, APPLY, REVERT, DRY } mode;
+	const char *root, *journal, *arg;
+	int json, help;
+};
+
+/* The options and NPULAUNCH_ROOT; 0 or an exit code (0 with o->help set after --help). */
+static int parse_args(int argc, char **argv, struct npl_cli *cli, struct tune_opts *o)
 {
-	enum { CHECK, APPLY, REVERT, DRY };
 	static const struct option own[] = {
 		{"check", no_argument, NULL, 'c'},
 		{"apply", no_argument, NULL, 'a'},
@@ -107,26 +115,18 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct option *opts = npl_cli_options(own);
-	struct npl_cli_recipe_opts ro;
-	struct npl_tune t;
-	struct npl_db db;
-	const char *root = getenv("NPULAUNCH_ROOT"), *journal = NULL;
-	int root_from_env = 1;
-	cJSON *tuning = NULL;
-	int mode = CHECK, modes = 0, json = 0, c, rc = NPL_EXIT_OK, n;
+	int root_from_env = 1, modes = 0, c, rc = NPL_EXIT_OK;
 
-	memset(&ro, 0, sizeof(ro));
-	memset(&t, 0, sizeof(t));
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': mode = CHECK; modes++; break;
-		case 'a': mode = APPLY; modes++; break;
-		case 'n': mode = DRY; modes++; break;
-		case 'R': mode = REVERT; modes++; break;
-		case 'r': root = optarg; root_from_env = 0; break;
-		case 'J': journal = optarg; break;
-		case 'j': json = 1; break;
-		case 'h': help(); goto out;
+		case 'c': o->mode = CHECK; modes++; break;
+		case 'a': o->mode = APPLY; modes++; break;
+		case 'n': o->mode = DRY; modes++; break;
+		case 'R': o->mode = REVERT; modes++; break;
+		case 'r': o->root = optarg; root_from_env = 0; break;
+		case 'J': o->journal = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("tune", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]); goto out;
 		default:
@@ -134,7 +134,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 				rc = npl_cli_usage_error("tune", "option '%s' does not apply to tune", argv[optind - 1]);
 				goto out;
 			}
-			if (npl_cli_recipe_opt(cli, &ro, c, optarg) <= 0) {
+			if (npl_cli_recipe_opt(cli, &o->ro, c, optarg) <= 0) {
 				rc = NPL_EXIT_USAGE;
 				goto out;
 			}
@@ -149,141 +149,190 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
-	if (root && root_from_env && !*root)
-		root = NULL;
-	if (root && root[0] != '/') {
+	if (o->root && root_from_env && !*o->root)
+		o->root = NULL;
+	if (o->root && o->root[0] != '/') {
 		rc = npl_cli_usage_error("tune", "%s must be an absolute path, not '%s'",
-					 root_from_env ? "NPULAUNCH_ROOT" : "--root", root);
+					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
 		goto out;
 	}
-	if (mode == REVERT) {
-		if (npl_tune_revert(root, journal, &n, &cli->diag)) {
-			npl_cli_flush(cli);
-			rc = NPL_EXIT_FAIL;
-			goto out;
-		}
-		if (json) {
-			char *jp = npl_tune_journal_path(root, journal);
+	o->arg = optind < argc ? argv[optind] : NULL;
+out:
+	free(opts);
+	return rc;
+}
 
-			printf("{\n\t\"mode\": \"revert\",\n\t\"restored\": %d,\n\t\"journal\": ", n);
-			print_json_string(jp);
-			puts("\n}");
-			free(jp);
-		}
-		npl_cli_info(cli, "tune: restored %d file%s from the journal", n, n == 1 ? "" : "s");
-		goto out;
+/* --revert: the journal's files restored and the journal removed. An exit code. */
+static int revert(struct npl_cli *cli, const struct tune_opts *o)
+{
+	int n;
+
+	if (npl_tune_revert(o->root, o->journal, &n, &cli->diag)) {
+		npl_cli_flush(cli);
+		return NPL_EXIT_FAIL;
 	}
-	if ((rc = npl_cli_open_db(cli, &db)))
-		goto out;
-	if (optind < argc) {
+	if (o->json) {
+		char *jp = npl_tune_journal_path(o->root, o->journal);
+
+		printf("{\n\t\"mode\": \"revert\",\n\t\"restored\": %d,\n\t\"journal\": ", n);
+		print_json_string(jp);
+		puts("\n}");
+		free(jp);
+	}
+	npl_cli_info(cli, "tune: restored %d file%s from the journal", n, n == 1 ? "" : "s");
+	return NPL_EXIT_OK;
+}
+
+/* The tuning wanted: that of the recipe given (its first server role), else of the hardware
+ * profile (--hardware, else the database's default). NULL with *rc set when there is none. */
+static cJSON *wanted_tuning(struct npl_cli *cli, struct tune_opts *o, int *rc)
+{
+	struct npl_db db;
+	cJSON *tuning;
+
+	if ((*rc = npl_cli_open_db(cli, &db)))
+		return NULL;
+	if (o->arg) {
 		cJSON *sel = NULL, *plan;
-		const struct npl_layer *R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
+		const struct npl_layer *R = npl_cli_pick(cli, &db, o->arg, &o->ro, &sel, rc);
 
 		if (!R)
-			goto out;
-		plan = npl_cli_resolve(cli, &db, R, &ro, sel, &rc);
+			return NULL;
+		plan = npl_cli_resolve(cli, &db, R, &o->ro, sel, rc);
 		if (!plan)
-			goto out;
+			return NULL;
 		tuning = plan_tuning(plan);
 		cJSON_Delete(plan);
 	} else {
-		const struct npl_layer *hw = ro.hardware ? npl_db_hardware(&db, ro.hardware)
-							 : npl_db_default_hardware(&db);
+		const struct npl_layer *hw = o->ro.hardware ? npl_db_hardware(&db, o->ro.hardware)
+							    : npl_db_default_hardware(&db);
 
 		if (!hw) {
-			rc = npl_cli_usage_error("tune", "no hardware profile '%s'", ro.hardware ? ro.hardware : "(default)");
-			goto out;
+			*rc = npl_cli_usage_error("tune", "no hardware profile '%s'",
+						  o->ro.hardware ? o->ro.hardware : "(default)");
+			return NULL;
 		}
 		tuning = npl_resolve_tuning(&db, hw, &cli->diag);
 	}
 	if (!tuning) {
 		npl_cli_flush(cli);
-		rc = NPL_EXIT_FAIL;
+		*rc = NPL_EXIT_FAIL;
+	}
+	return tuning;
+}
+
+/* The state as JSON (npl_tune_json), printed; j is freed. */
+static void print_json(cJSON *j)
+{
+	char *s = cJSON_Print(j);
+
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(j);
+}
+
+/* --check: the differences listed (or the state as JSON). An exit code. */
+static int check(const struct npl_tune *t, int json)
+{
+	int n = npl_tune_differences(t);
+
+	if (json)
+		print_json(npl_tune_json(t));
+	else if (n)
+		print_check(t);
+	if (n) {
+		fprintf(stderr, "npulaunch: tune: %d of %d settings differ\n", n, t->n);
+		return NPL_EXIT_FAIL;
+	}
+	if (!json)
+		fprintf(stderr, "npulaunch: tune: the host matches (%d settings)\n", t->n);
+	return NPL_EXIT_OK;
+}
+
+/* --dry-run: what --apply would change, then what it would stop on. An exit code. */
+static int dry_run(struct npl_cli *cli, struct npl_tune *t, int json)
+{
+	int n = npl_tune_differences(t);
+
+	if (json)
+		print_json(npl_tune_json(t));
+	else
+		print_check(t);
+	if (npl_tune_writable(t, &cli->diag)) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: tune: --dry-run: --apply would stop on the above; nothing was changed\n");
+		return NPL_EXIT_FAIL;
+	}
+	fprintf(stderr, "npulaunch: tune: --dry-run: --apply would change %d of %d settings; nothing was changed\n",
+		n, t->n);
+	return NPL_EXIT_OK;
+}
+
+/* --apply: journal, then change what differs (all undone on a failure). An exit code. */
+static int apply(struct npl_cli *cli, struct npl_tune *t, const struct tune_opts *o)
+{
+	char *jp;
+	int n;
+
+	if (npl_tune_apply(t, o->journal, &n, &cli->diag)) {
+		npl_cli_flush(cli);
+		fprintf(stderr, "npulaunch: tune: every change was undone\n");
+		return NPL_EXIT_FAIL;
+	}
+	jp = npl_tune_journal_path(o->root, o->journal);
+	if (o->json) {
+		/* the state before, as --check has it, and what changed */
+		cJSON *j = npl_tune_json(t);
+
+		cJSON_AddStringToObject(j, "mode", "apply");
+		cJSON_AddNumberToObject(j, "changed", n);
+		cJSON_AddStringToObject(j, "journal", jp);
+		print_json(j);
+	}
+	if (n)
+		npl_cli_info(cli, "tune: changed %d of %d settings (journal %s)", n, t->n, jp);
+	else
+		npl_cli_info(cli, "tune: the host already matches (%d settings)", t->n);
+	free(jp);
+	return NPL_EXIT_OK;
+}
+
+int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
+{
+	struct tune_opts o;
+	struct npl_tune t;
+	cJSON *tuning = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	memset(&t, 0, sizeof(t));
+	o.mode = CHECK;
+	o.root = getenv("NPULAUNCH_ROOT");
+	if ((rc = parse_args(argc, argv, cli, &o)) || o.help)
+		goto out;
+	if (o.mode == REVERT) {
+		rc = revert(cli, &o);
 		goto out;
 	}
+	if (!(tuning = wanted_tuning(cli, &o, &rc)))
+		goto out;
 	/* --check and --dry-run only read: any user may run them; --apply opens each file to write */
-	if (npl_tune_collect_ex(&t, tuning, root, NULL, mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
+	if (npl_tune_collect_ex(&t, tuning, o.root, NULL, o.mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: tune: nothing was changed\n");
 		rc = NPL_EXIT_FAIL;
 		goto out;
 	}
 	npl_cli_flush(cli);
-	if (mode == CHECK) {
-		n = npl_tune_differences(&t);
-		if (json) {
-			cJSON *j = npl_tune_json(&t);
-			char *s = cJSON_Print(j);
-
-			puts(s);
-			cJSON_free(s);
-			cJSON_Delete(j);
-		} else if (n) {
-			print_check(&t);
-		}
-		if (n) {
-			fprintf(stderr, "npulaunch: tune: %d of %d settings differ\n", n, t.n);
-			rc = NPL_EXIT_FAIL;
-		} else if (!json) {
-			fprintf(stderr, "npulaunch: tune: the host matches (%d settings)\n", t.n);
-		}
-		goto out;
-	}
-	if (mode == DRY) {
-		/* what --apply would change, then what it would stop on */
-		n = npl_tune_differences(&t);
-		if (json) {
-			cJSON *j = npl_tune_json(&t);
-			char *s = cJSON_Print(j);
-
-			puts(s);
-			cJSON_free(s);
-			cJSON_Delete(j);
-		} else {
-			print_check(&t);
-		}
-		if (npl_tune_writable(&t, &cli->diag)) {
-			npl_cli_flush(cli);
-			fprintf(stderr, "npulaunch: tune: --dry-run: --apply would stop on the above; nothing was changed\n");
-			rc = NPL_EXIT_FAIL;
-			goto out;
-		}
-		fprintf(stderr, "npulaunch: tune: --dry-run: --apply would change %d of %d settings; nothing was changed\n",
-			n, t.n);
-		goto out;
-	}
-	if (npl_tune_apply(&t, journal, &n, &cli->diag)) {
-		npl_cli_flush(cli);
-		fprintf(stderr, "npulaunch: tune: every change was undone\n");
-		rc = NPL_EXIT_FAIL;
-		goto out;
-	}
-	{
-		char *jp = npl_tune_journal_path(root, journal);
-
-		if (json) {
-			/* the state before, as --check has it, and what changed */
-			cJSON *j = npl_tune_json(&t);
-			char *s;
-
-			cJSON_AddStringToObject(j, "mode", "apply");
-			cJSON_AddNumberToObject(j, "changed", n);
-			cJSON_AddStringToObject(j, "journal", jp);
-			s = cJSON_Print(j);
-			puts(s);
-			cJSON_free(s);
-			cJSON_Delete(j);
-		}
-		if (n)
-			npl_cli_info(cli, "tune: changed %d of %d settings (journal %s)", n, t.n, jp);
-		else
-			npl_cli_info(cli, "tune: the host already matches (%d settings)", t.n);
-		free(jp);
-	}
+	if (o.mode == CHECK)
+		rc = check(&t, o.json);
+	else if (o.mode == DRY)
+		rc = dry_run(cli, &t, o.json);
+	else
+		rc = apply(cli, &t, &o);
 out:
 	cJSON_Delete(tuning);
 	npl_tune_release(&t);
-	free(opts);
-	npl_cli_recipe_opts_release(&ro);
+	npl_cli_recipe_opts_release(&o.ro);
 	return rc;
 }

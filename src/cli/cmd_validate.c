@@ -102,6 +102,81 @@ static int validate_sites(struct npl_cli *cli, const char *const *files, int n, 
 	return rc;
 }
 
+/* The database: the embedded recipes, the --recipes folders, then the files and folders
+ * given, linked; every problem is collected rather than stopping at the first. */
+static void load_all(struct npl_cli *cli, struct npl_db *db, char **files, int nfiles)
+{
+	int i;
+
+	npl_db_init(db, &cli->arena);
+	npl_db_load_embedded(db, &cli->diag);
+	for (i = 0; i < cli->nrecipe_dirs; i++)
+		npl_db_load_dir(db, cli->recipe_dirs[i], &cli->diag);
+	for (i = 0; i < nfiles; i++) {
+		if (npl_is_dir(files[i])) {
+			npl_db_load_dir(db, files[i], &cli->diag);
+		} else {
+			size_t len;
+			/* in the arena: the diag and the db keep pointing into the text */
+			char *text = npl_read_file_in(&cli->arena, files[i], &len, &cli->diag);
+
+			if (text)
+				npl_db_load_text(db, files[i], text, len, db->nsources ? db->nsources : 1, &cli->diag);
+		}
+	}
+	npl_db_link(db, &cli->diag);
+}
+
+/* Every recipe resolved and checked against the flag registry and the rules. */
+static void check_recipes(struct npl_cli *cli, struct npl_db *db, int allow)
+{
+	int i;
+
+	for (i = 0; i < db->nrecipes; i++) {
+		const struct npl_layer *R = db->recipes[i];
+		struct npl_resolve_opts o = {NULL, NULL, 0, 0, NULL, 0};
+		cJSON *plan;
+
+		/* a recipe whose documents have errors was reported already */
+		if (!R->model || !R->hardware || !db->defaults || R->invalid || R->model->invalid ||
+		    R->hardware->invalid || db->defaults->invalid)
+			continue;
+		plan = npl_resolve(db, R, &o, &cli->diag);
+		if (plan) {
+			if (!cli->engine) {
+				cli->engine = npl_arena_alloc(&cli->arena, sizeof(*cli->engine));
+				if (npl_engine_load(cli->engine, db, &cli->arena, &cli->diag)) {
+					cJSON_Delete(plan);
+					break;
+				}
+			}
+			npl_check_flags(cli->engine, plan, allow, &cli->diag);
+			npl_check_rules(cli->engine, plan, R, &cli->diag);
+		}
+		cJSON_Delete(plan);
+	}
+}
+
+/* validate --json: {recipes, errors, warnings, problems}; the problems count as printed. */
+static void print_json(struct npl_cli *cli, const struct npl_db *db)
+{
+	cJSON *o = cJSON_CreateObject(), *probs = cJSON_CreateArray();
+	char *s;
+	int i;
+
+	for (i = 0; i < cli->diag.n; i++)
+		cJSON_AddItemToArray(probs, problem_json(&cli->diag.v[i]));
+	cJSON_AddNumberToObject(o, "recipes", db->nrecipes);
+	cJSON_AddNumberToObject(o, "errors", cli->diag.errors);
+	cJSON_AddNumberToObject(o, "warnings", cli->diag.warnings);
+	cJSON_AddItemToObject(o, "problems", probs);
+	s = cJSON_Print(o);
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+	cli->diag.printed = cli->diag.n;
+}
+
 int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option opts[] = {
@@ -112,7 +187,7 @@ int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 		{NULL, 0, NULL, 0},
 	};
 	struct npl_db db;
-	int c, i, json = 0, allow = 0, rc = 0;
+	int c, i, json = 0, allow = 0;
 	const char *sites[8];
 	int nsites = 0;
 
@@ -139,71 +214,16 @@ int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli)
 	for (i = optind; i < argc; i++)
 		if (access(argv[i], R_OK) != 0)
 			return npl_cli_usage_error("validate", "cannot read '%s'", argv[i]);
-	/* load everything, collecting every problem rather than stopping at the first */
 	if (json)
 		cli->diag.no_caret = 1;
-	npl_db_init(&db, &cli->arena);
-	npl_db_load_embedded(&db, &cli->diag);
-	for (i = 0; i < cli->nrecipe_dirs; i++)
-		npl_db_load_dir(&db, cli->recipe_dirs[i], &cli->diag);
-	for (i = optind; i < argc; i++) {
-		if (npl_is_dir(argv[i])) {
-			npl_db_load_dir(&db, argv[i], &cli->diag);
-		} else {
-			size_t len;
-			/* in the arena: the diag and the db keep pointing into the text */
-			char *text = npl_read_file_in(&cli->arena, argv[i], &len, &cli->diag);
-
-			if (text)
-				npl_db_load_text(&db, argv[i], text, len, db.nsources ? db.nsources : 1, &cli->diag);
-		}
-	}
-	npl_db_link(&db, &cli->diag);
-	for (i = 0; i < db.nrecipes; i++) {
-		const struct npl_layer *R = db.recipes[i];
-		struct npl_resolve_opts o = {NULL, NULL, 0, 0, NULL, 0};
-		cJSON *plan;
-
-		/* a recipe whose documents have errors was reported already */
-		if (!R->model || !R->hardware || !db.defaults || R->invalid || R->model->invalid ||
-		    R->hardware->invalid || db.defaults->invalid)
-			continue;
-		plan = npl_resolve(&db, R, &o, &cli->diag);
-		if (plan) {
-			if (!cli->engine) {
-				cli->engine = npl_arena_alloc(&cli->arena, sizeof(*cli->engine));
-				if (npl_engine_load(cli->engine, &db, &cli->arena, &cli->diag)) {
-					cJSON_Delete(plan);
-					break;
-				}
-			}
-			npl_check_flags(cli->engine, plan, allow, &cli->diag);
-			npl_check_rules(cli->engine, plan, R, &cli->diag);
-		}
-		cJSON_Delete(plan);
-	}
-	if (json) {
-		cJSON *o = cJSON_CreateObject(), *probs = cJSON_CreateArray();
-		char *s;
-
-		for (i = 0; i < cli->diag.n; i++)
-			cJSON_AddItemToArray(probs, problem_json(&cli->diag.v[i]));
-		cJSON_AddNumberToObject(o, "recipes", db.nrecipes);
-		cJSON_AddNumberToObject(o, "errors", cli->diag.errors);
-		cJSON_AddNumberToObject(o, "warnings", cli->diag.warnings);
-		cJSON_AddItemToObject(o, "problems", probs);
-		s = cJSON_Print(o);
-		puts(s);
-		cJSON_free(s);
-		cJSON_Delete(o);
-		cli->diag.printed = cli->diag.n;
-	} else {
+	load_all(cli, &db, argv + optind, argc - optind);
+	check_recipes(cli, &db, allow);
+	if (json)
+		print_json(cli, &db);
+	else
 		npl_cli_flush(cli);
-	}
 	fprintf(stderr, "npulaunch: validate: %d recipe%s, %d error%s, %d warning%s\n", db.nrecipes,
 		db.nrecipes == 1 ? "" : "s", cli->diag.errors, cli->diag.errors == 1 ? "" : "s",
 		cli->diag.warnings, cli->diag.warnings == 1 ? "" : "s");
-	if (cli->diag.errors)
-		rc = NPL_EXIT_INVALID;
-	return rc;
+	return cli->diag.errors ? NPL_EXIT_INVALID : NPL_EXIT_OK;
 }

@@ -80,6 +80,53 @@ static const char *bundle_results(struct npl_cli *cli, const char *dir, const cJ
 	return best;
 }
 
+/* No results file given: the bundle's own (dir: the current folder, or the one named), its
+ * plan into *plan. NULL with *rc set when dir is no bundle or holds no results. */
+static const char *bundle_file(struct npl_cli *cli, const char *dir, struct npl_cli_recipe_opts *ro, cJSON **plan,
+			       int *rc)
+{
+	char *m = npl_arena_printf(&cli->arena, "%s/manifest.json", dir);
+	const char *file;
+
+	if (access(m, F_OK) != 0) {
+		*rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file, or run verify in a bundle");
+		return NULL;
+	}
+	if (!(*plan = npl_cli_plan(cli, dir, ro, rc)))
+		return NULL;
+	if (!(file = bundle_results(cli, dir, *plan))) {
+		fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
+			npl_escape_in(&cli->arena, dir));
+		*rc = NPL_EXIT_USAGE;
+		return NULL;
+	}
+	fprintf(stderr, "npulaunch: verify: the newest results of the bundle: %s\n", npl_escape_in(&cli->arena, file));
+	return file;
+}
+
+/* The verdict as a table: the record judged, a line per check, the verdict and its reasons;
+ * the manifest's and the results file's text escaped for the terminal. */
+static void print_verdict(struct npl_cli *cli, const struct npl_verdict *v, const cJSON *plan, const char *file)
+{
+	const char *verdict = !v->valid ? "INVALID" : v->pass ? "PASS" : "MISS";
+	const char *on = "", *off = "";
+	int i;
+
+	if (cli->color) {
+		on = v->pass ? "\033[32m" : "\033[31m";
+		off = "\033[0m";
+	}
+	printf("%s: record %d of %d (%s:%d)\n",
+	       npl_escape_in(&cli->arena, npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id")),
+	       v->record, v->records, npl_escape_in(&cli->arena, file), v->line);
+	printf("  %-20s  %-16s  %-16s\n", "", "MEASURED", "TARGET");
+	for (i = 0; i < v->nchecks; i++)
+		printf("  %-20s  %-16s  %-16s  %s\n", v->checks[i].name, v->checks[i].measured, v->checks[i].target,
+		       v->checks[i].ok < 0 ? "" : v->checks[i].ok ? "ok" : "FAIL");
+	printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v->reasons ? ": " : "",
+	       npl_escape_in(&cli->arena, v->reasons));
+}
+
 int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option own[] = {
@@ -95,7 +142,7 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 	cJSON *plan = NULL;
 	char *text = NULL;
 	const char *file;
-	int json = 0, c, rc = NPL_EXIT_OK, i;
+	int json = 0, c, rc = NPL_EXIT_OK;
 	size_t len;
 
 	memset(&ro, 0, sizeof(ro));
@@ -121,23 +168,8 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	if (optind >= argc || (optind + 1 == argc && npl_is_dir(argv[optind]))) {
-		/* no file: a bundle's own results (the current folder's, or the one named) */
-		const char *dir = optind < argc ? argv[optind] : ".";
-		char *m = npl_arena_printf(&cli->arena, "%s/manifest.json", dir);
-
-		if (access(m, F_OK) != 0) {
-			rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file, or run verify in a bundle");
+		if (!(file = bundle_file(cli, optind < argc ? argv[optind] : ".", &ro, &plan, &rc)))
 			goto out;
-		}
-		if (!(plan = npl_cli_plan(cli, dir, &ro, &rc)))
-			goto out;
-		if (!(file = bundle_results(cli, dir, plan))) {
-			fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
-				npl_escape_in(&cli->arena, dir));
-			rc = NPL_EXIT_USAGE;
-			goto out;
-		}
-		fprintf(stderr, "npulaunch: verify: the newest results of the bundle: %s\n", npl_escape_in(&cli->arena, file));
 	} else {
 		file = argv[optind];
 	}
@@ -163,23 +195,7 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		cJSON_free(s);
 		cJSON_Delete(j);
 	} else {
-		const char *verdict = !v.valid ? "INVALID" : v.pass ? "PASS" : "MISS";
-		const char *on = "", *off = "";
-
-		if (cli->color) {
-			on = v.pass ? "\033[32m" : "\033[31m";
-			off = "\033[0m";
-		}
-		/* the manifest's and the results file's text, escaped for the terminal */
-		printf("%s: record %d of %d (%s:%d)\n",
-		       npl_escape_in(&cli->arena, npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id")),
-		       v.record, v.records, npl_escape_in(&cli->arena, file), v.line);
-		printf("  %-20s  %-16s  %-16s\n", "", "MEASURED", "TARGET");
-		for (i = 0; i < v.nchecks; i++)
-			printf("  %-20s  %-16s  %-16s  %s\n", v.checks[i].name, v.checks[i].measured, v.checks[i].target,
-			       v.checks[i].ok < 0 ? "" : v.checks[i].ok ? "ok" : "FAIL");
-		printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v.reasons ? ": " : "",
-		       npl_escape_in(&cli->arena, v.reasons));
+		print_verdict(cli, &v, plan, file);
 	}
 	if (!v.pass)
 		rc = NPL_EXIT_FAIL;

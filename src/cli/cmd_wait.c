@@ -31,6 +31,67 @@ static void help(void)
 	     "  npulaunch wait http://127.0.0.1:6688 --probe generate");
 }
 
+/* The servers' URLs (the n arguments at args), a trailing slash dropped: "http://h:p/" and
+ * "http://h:p" are the same server. NULL after a usage error (*rc). */
+static const char **read_urls(struct npl_cli *cli, char **args, int n, int *rc)
+{
+	const char **urls;
+	int i;
+
+	if (n < 1) {
+		*rc = npl_cli_usage_error("wait", "which servers? give their URLs (http://HOST:PORT)");
+		return NULL;
+	}
+	urls = npl_xcalloc((size_t)n, sizeof(*urls));
+	for (i = 0; i < n; i++) {
+		const char *u = args[i];
+		size_t len = strlen(u);
+
+		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+			free(urls);
+			*rc = npl_cli_usage_error("wait", "'%s' is not an http:// URL", u);
+			return NULL;
+		}
+		while (len > 8 && u[len - 1] == '/')
+			len--;
+		urls[i] = npl_arena_strndup(&cli->arena, u, len);
+	}
+	return urls;
+}
+
+/* wait --json: {ready, timeout_s, probe, servers: [{url, ready, after_s, error}]}, the URLs
+ * redacted. */
+static void print_json(const char **urls, int n, const struct npl_wait_result *res, int left, double timeout,
+		       enum npl_probe kind)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+	char ub[1024], *text;
+	int i;
+
+	cJSON_AddBoolToObject(o, "ready", left == 0);
+	cJSON_AddNumberToObject(o, "timeout_s", timeout);
+	cJSON_AddStringToObject(o, "probe", kind == NPL_PROBE_HEALTH ? "health" : "generate");
+	for (i = 0; i < n; i++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "url", npl_url_redacted(urls[i], ub, sizeof(ub)));
+		cJSON_AddBoolToObject(e, "ready", res[i].ready);
+		if (res[i].ready) {
+			cJSON_AddNumberToObject(e, "after_s", res[i].after_s);
+			cJSON_AddNullToObject(e, "error");
+		} else {
+			cJSON_AddNullToObject(e, "after_s");
+			cJSON_AddStringToObject(e, "error", res[i].error);
+		}
+		cJSON_AddItemToArray(a, e);
+	}
+	cJSON_AddItemToObject(o, "servers", a);
+	text = cJSON_Print(o);
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
 int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option opts[] = {
@@ -43,10 +104,10 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	double timeout = 0;
 	enum npl_probe kind = NPL_PROBE_HEALTH;
 	const char **urls;
-	int c, i, n, left, rc, has_timeout = 0, json = 0;
+	char herr[256];
+	int c, n, left, rc, has_timeout = 0, json = 0;
 	struct npl_wait_result *res;
 
-	(void)cli;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -73,24 +134,8 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	    (rc = npl_cli_env_number("wait", "NPULAUNCH_WAIT_TIMEOUT", &npl_cli_wait_seconds, 1800, &timeout)))
 		return rc;
 	n = argc - optind;
-	if (n < 1)
-		return npl_cli_usage_error("wait", "which servers? give their URLs (http://HOST:PORT)");
-	urls = npl_xcalloc((size_t)n, sizeof(*urls));
-	for (i = 0; i < n; i++) {
-		const char *u = argv[optind + i];
-		size_t len = strlen(u);
-
-		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
-			free(urls);
-			return npl_cli_usage_error("wait", "'%s' is not an http:// URL", u);
-		}
-		/* "http://h:p/" and "http://h:p" are the same server */
-		while (len > 8 && u[len - 1] == '/')
-			len--;
-		urls[i] = npl_arena_strndup(&cli->arena, u, len);
-	}
-	char herr[256];
-
+	if (!(urls = read_urls(cli, argv + optind, n, &rc)))
+		return rc;
 	if (npl_health_init(herr, sizeof(herr))) {
 		free(urls);
 		fprintf(stderr, "npulaunch: wait: %s\n", herr);
@@ -98,34 +143,8 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	}
 	res = npl_xcalloc((size_t)n, sizeof(*res));
 	left = npl_wait(urls, n, kind, timeout, json ? NULL : stdout, res);
-	if (json) {
-		/* {ready, timeout_s, probe, servers: [{url, ready, after_s, error}]}: URLs redacted */
-		cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
-		char ub[1024], *text;
-
-		cJSON_AddBoolToObject(o, "ready", left == 0);
-		cJSON_AddNumberToObject(o, "timeout_s", timeout);
-		cJSON_AddStringToObject(o, "probe", kind == NPL_PROBE_HEALTH ? "health" : "generate");
-		for (i = 0; i < n; i++) {
-			cJSON *e = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(e, "url", npl_url_redacted(urls[i], ub, sizeof(ub)));
-			cJSON_AddBoolToObject(e, "ready", res[i].ready);
-			if (res[i].ready) {
-				cJSON_AddNumberToObject(e, "after_s", res[i].after_s);
-				cJSON_AddNullToObject(e, "error");
-			} else {
-				cJSON_AddNullToObject(e, "after_s");
-				cJSON_AddStringToObject(e, "error", res[i].error);
-			}
-			cJSON_AddItemToArray(a, e);
-		}
-		cJSON_AddItemToObject(o, "servers", a);
-		text = cJSON_Print(o);
-		puts(text);
-		cJSON_free(text);
-		cJSON_Delete(o);
-	}
+	if (json)
+		print_json(urls, n, res, left, timeout, kind);
 	free(res);
 	free(urls);
 	if (left) {

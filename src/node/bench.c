@@ -315,23 +315,17 @@ static cJSON *read_record(const char *file, int lineno, const char *line, size_t
 	return rec;
 }
 
-int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
-	       struct npl_verdict *v, struct npl_diag *d)
+/* The last record of the results file, with v->records and v->line; every line is read,
+ * whatever bytes it holds. NULL with an error when there is none or the last line is no record. */
+static cJSON *last_record(const char *file, const char *text, size_t len, struct npl_verdict *v,
+			  struct npl_diag *d)
 {
-	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
 	const char *p = text, *stop = text + len;
 	cJSON *last = NULL;
 	struct bad_line bad = {{NULL, 0, 0}, NULL};
 	long nskipped = 0;
 	int lineno = 0;
-	double tpot_t = npl_json_str(R, "tpot") ? num(R, "tpot_ms") : NAN, ttft_t = num(R, "ttft_ms");
 
-	memset(v, 0, sizeof(*v));
-	/* the targets: a plan that names one must hold it as a positive number */
-	if ((npl_json_str(R, "tpot") && !(tpot_t > 0)) ||
-	    (member(R, "ttft_ms") && !cJSON_IsNull(member(R, "ttft_ms")) && !(ttft_t > 0)))
-		return npl_error(d, NULL, "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)");
-	/* every line, whatever bytes it holds: the last record is judged */
 	while (p < stop) {
 		const char *nl = memchr(p, '\n', (size_t)(stop - p)), *e = nl ? nl : stop;
 		size_t lead = 0, n = (size_t)(e - p);
@@ -339,7 +333,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 
 		if (lineno == INT_MAX) {
 			cJSON_Delete(last);
-			return npl_error(d, &(struct npl_loc){file, 0, 0}, "too many lines");
+			npl_error(d, &(struct npl_loc){file, 0, 0}, "too many lines");
+			return NULL;
 		}
 		lineno++;
 		while (lead < n && blank(p[lead]))
@@ -365,72 +360,145 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 	if (bad.why) {
 		/* the last line is no record: an earlier one must not stand in for it */
 		cJSON_Delete(last);
-		return npl_error(d, &bad.at, "%s", bad.why);
+		npl_error(d, &bad.at, "%s", bad.why);
+		return NULL;
 	}
 	if (!last) {
 		struct npl_loc l = {file, 0, 0};
 
-		return npl_error(d, &l, "no result records");
+		npl_error(d, &l, "no result records");
 	}
-	v->record = v->records;
-	v->valid = 1;
-	{
-		double completed = num(last, "completed"), out = num(last, "total_output_tokens");
-		double prompts = plan_num(bench_flag(plan, "--num-prompts")), failed;
-		struct npl_check *c;
+	return last;
+}
 
-		if (isnan(out) && !member(last, "total_output_tokens"))
-			out = num(last, "total_output");   /* older bench_serving */
-		if (prompts != floor(prompts) || prompts <= 0)
-			prompts = NAN;
-		c = check(v, "requests completed", "requests_completed", "requests", 1);
-		c->value = completed;
-		fmt_count(c->measured, sizeof(c->measured), completed);
-		if (isnan(completed) || completed <= 0) {
+/* The counts of the record: requests completed (whole, at most the prompts sent, at most
+ * max_failed_pct of them failed) and output tokens (a positive whole number). */
+static void judge_counts(struct npl_verdict *v, const cJSON *last, const cJSON *plan, double max_failed_pct)
+{
+	double completed = num(last, "completed"), out = num(last, "total_output_tokens");
+	double prompts = plan_num(bench_flag(plan, "--num-prompts")), failed;
+	struct npl_check *c;
+
+	if (isnan(out) && !member(last, "total_output_tokens"))
+		out = num(last, "total_output");   /* older bench_serving */
+	if (prompts != floor(prompts) || prompts <= 0)
+		prompts = NAN;
+	c = check(v, "requests completed", "requests_completed", "requests", 1);
+	c->value = completed;
+	fmt_count(c->measured, sizeof(c->measured), completed);
+	if (isnan(completed) || completed <= 0) {
+		c->ok = 0;
+		v->valid = 0;
+		reason(v, "no request completed");
+	} else if (completed != floor(completed)) {
+		c->ok = 0;
+		v->valid = 0;
+		reason(v, "'completed' is %g, not a whole number of requests", completed);
+		completed = NAN;
+	} else if (!isnan(prompts) && completed > prompts) {
+		c->ok = 0;
+		v->valid = 0;
+		reason(v, "%.0f requests completed, more than the %.0f prompts sent", completed, prompts);
+	}
+	if (!isnan(prompts)) {
+		failed = prompts - (isnan(completed) ? 0 : completed);
+		snprintf(c->target, sizeof(c->target), ">= %.0f of %.0f", ceil(prompts * (1 - max_failed_pct / 100)), prompts);
+		c->limit = ceil(prompts * (1 - max_failed_pct / 100));
+		c->op = ">=";
+		if (failed > prompts * max_failed_pct / 100 + 1e-9) {
 			c->ok = 0;
 			v->valid = 0;
-			reason(v, "no request completed");
-		} else if (completed != floor(completed)) {
-			c->ok = 0;
-			v->valid = 0;
-			reason(v, "'completed' is %g, not a whole number of requests", completed);
-			completed = NAN;
-		} else if (!isnan(prompts) && completed > prompts) {
-			c->ok = 0;
-			v->valid = 0;
-			reason(v, "%.0f requests completed, more than the %.0f prompts sent", completed, prompts);
+			if (!isnan(completed) && completed > 0)
+				reason(v, "%.0f of %.0f requests failed (%.1f%%, at most %g%% may)", failed, prompts,
+				       100 * failed / prompts, max_failed_pct);
 		}
-		if (!isnan(prompts)) {
-			failed = prompts - (isnan(completed) ? 0 : completed);
-			snprintf(c->target, sizeof(c->target), ">= %.0f of %.0f", ceil(prompts * (1 - max_failed_pct / 100)), prompts);
-			c->limit = ceil(prompts * (1 - max_failed_pct / 100));
-			c->op = ">=";
-			if (failed > prompts * max_failed_pct / 100 + 1e-9) {
-				c->ok = 0;
-				v->valid = 0;
-				if (!isnan(completed) && completed > 0)
-					reason(v, "%.0f of %.0f requests failed (%.1f%%, at most %g%% may)", failed, prompts,
-					       100 * failed / prompts, max_failed_pct);
-			}
-		} else {
-			snprintf(c->target, sizeof(c->target), "> 0");
-			c->limit = 0;
-			c->op = ">";
-		}
-		c = check(v, "output tokens", "output_tokens", "tokens", !(isnan(out) || out <= 0 || out != floor(out)));
-		c->value = out;
+	} else {
+		snprintf(c->target, sizeof(c->target), "> 0");
 		c->limit = 0;
 		c->op = ">";
-		fmt_count(c->measured, sizeof(c->measured), out);
-		snprintf(c->target, sizeof(c->target), "> 0");
-		if (!c->ok) {
+	}
+	c = check(v, "output tokens", "output_tokens", "tokens", !(isnan(out) || out <= 0 || out != floor(out)));
+	c->value = out;
+	c->limit = 0;
+	c->op = ">";
+	fmt_count(c->measured, sizeof(c->measured), out);
+	snprintf(c->target, sizeof(c->target), "> 0");
+	if (!c->ok) {
+		v->valid = 0;
+		if (!isnan(out) && out > 0)
+			reason(v, "the output tokens, %g, are not a whole number", out);
+		else
+			reason(v, "no output tokens");
+	}
+}
+
+/* The latencies of the record against the recipe's targets (NAN: none), and what is shown
+ * without a target: p99 TPOT and the output throughput. */
+static void judge_latency(struct npl_verdict *v, const cJSON *last, double tpot_t, double ttft_t)
+{
+	double tpot = num(last, "median_tpot_ms"), ttft = num(last, "median_ttft_ms");
+	struct npl_check *c = check(v, "median TPOT", "median_tpot", "ms", isnan(tpot_t) ? -1 : 0);
+
+	c->value = tpot;
+	c->limit = tpot_t;
+	c->op = isnan(tpot_t) ? NULL : "<=";
+	fmt_ms(c->measured, sizeof(c->measured), tpot);
+	fmt_ms(c->target, sizeof(c->target), tpot_t);
+	/* a recipe with only a TTFT target judges TTFT alone */
+	if (!isnan(tpot_t)) {
+		c->ok = !isnan(tpot) && tpot > 0 && tpot <= tpot_t;
+		if (isnan(tpot) || tpot <= 0) {
 			v->valid = 0;
-			if (!isnan(out) && out > 0)
-				reason(v, "the output tokens, %g, are not a whole number", out);
-			else
-				reason(v, "no output tokens");
+			reason(v, "no TPOT was measured");
+		} else if (!c->ok) {
+			reason(v, "median TPOT %.2f ms exceeds the %g ms target", tpot, tpot_t);
 		}
 	}
+	c = check(v, "p99 TPOT", "p99_tpot", "ms", -1);
+	c->value = num(last, "p99_tpot_ms");
+	fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
+	snprintf(c->target, sizeof(c->target), "-");
+	c = check(v, "median TTFT", "median_ttft", "ms", isnan(ttft_t) ? -1 : 0);
+	c->value = ttft;
+	c->limit = ttft_t;
+	c->op = isnan(ttft_t) ? NULL : "<=";
+	fmt_ms(c->measured, sizeof(c->measured), ttft);
+	fmt_ms(c->target, sizeof(c->target), ttft_t);
+	if (!isnan(ttft_t)) {
+		c->ok = !isnan(ttft) && ttft > 0 && ttft <= ttft_t;
+		if (isnan(ttft) || ttft <= 0) {
+			v->valid = 0;
+			reason(v, "no TTFT was measured");
+		} else if (!c->ok) {
+			reason(v, "median TTFT %.1f ms exceeds the %g ms target", ttft, ttft_t);
+		}
+	}
+	c = check(v, "output throughput", "output_throughput", "tok/s", -1);
+	c->value = num(last, "output_throughput");
+	snprintf(c->measured, sizeof(c->measured), isnan(num(last, "output_throughput")) ? "-" : "%.1f tok/s",
+		 num(last, "output_throughput"));
+	snprintf(c->target, sizeof(c->target), "-");
+}
+
+int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
+	       struct npl_verdict *v, struct npl_diag *d)
+{
+	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
+	cJSON *last;
+	double tpot_t = npl_json_str(R, "tpot") ? num(R, "tpot_ms") : NAN, ttft_t = num(R, "ttft_ms");
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	/* the targets: a plan that names one must hold it as a positive number */
+	if ((npl_json_str(R, "tpot") && !(tpot_t > 0)) ||
+	    (member(R, "ttft_ms") && !cJSON_IsNull(member(R, "ttft_ms")) && !(ttft_t > 0)))
+		return npl_error(d, NULL, "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)");
+	/* the last record is judged */
+	if (!(last = last_record(file, text, len, v, d)))
+		return -1;
+	v->record = v->records;
+	v->valid = 1;
+	judge_counts(v, last, plan, max_failed_pct);
 	/* the run measured the recipe's workload */
 	same(v, last, "dataset_name", bench_flag(plan, "--dataset-name"), "dataset");
 	same(v, last, "max_concurrency", bench_flag(plan, "--max-concurrency"), "max concurrency");
@@ -438,58 +506,11 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 		same(v, last, "random_input_len", bench_flag(plan, "--random-input-len"), "input length");
 		same(v, last, "random_output_len", bench_flag(plan, "--random-output-len"), "output length");
 	}
-	{
-		double tpot = num(last, "median_tpot_ms"), ttft = num(last, "median_ttft_ms");
-		struct npl_check *c = check(v, "median TPOT", "median_tpot", "ms", isnan(tpot_t) ? -1 : 0);
-
-		c->value = tpot;
-		c->limit = tpot_t;
-		c->op = isnan(tpot_t) ? NULL : "<=";
-		fmt_ms(c->measured, sizeof(c->measured), tpot);
-		fmt_ms(c->target, sizeof(c->target), tpot_t);
-		/* a recipe with only a TTFT target judges TTFT alone */
-		if (!isnan(tpot_t)) {
-			c->ok = !isnan(tpot) && tpot > 0 && tpot <= tpot_t;
-			if (isnan(tpot) || tpot <= 0) {
-				v->valid = 0;
-				reason(v, "no TPOT was measured");
-			} else if (!c->ok) {
-				reason(v, "median TPOT %.2f ms exceeds the %g ms target", tpot, tpot_t);
-			}
-		}
-		c = check(v, "p99 TPOT", "p99_tpot", "ms", -1);
-		c->value = num(last, "p99_tpot_ms");
-		fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
-		snprintf(c->target, sizeof(c->target), "-");
-		c = check(v, "median TTFT", "median_ttft", "ms", isnan(ttft_t) ? -1 : 0);
-		c->value = ttft;
-		c->limit = ttft_t;
-		c->op = isnan(ttft_t) ? NULL : "<=";
-		fmt_ms(c->measured, sizeof(c->measured), ttft);
-		fmt_ms(c->target, sizeof(c->target), ttft_t);
-		if (!isnan(ttft_t)) {
-			c->ok = !isnan(ttft) && ttft > 0 && ttft <= ttft_t;
-			if (isnan(ttft) || ttft <= 0) {
-				v->valid = 0;
-				reason(v, "no TTFT was measured");
-			} else if (!c->ok) {
-				reason(v, "median TTFT %.1f ms exceeds the %g ms target", ttft, ttft_t);
-			}
-		}
-		c = check(v, "output throughput", "output_throughput", "tok/s", -1);
-		c->value = num(last, "output_throughput");
-		snprintf(c->measured, sizeof(c->measured), isnan(num(last, "output_throughput")) ? "-" : "%.1f tok/s",
-			 num(last, "output_throughput"));
-		snprintf(c->target, sizeof(c->target), "-");
-	}
-	{
-		int i;
-
-		v->pass = v->valid;
-		for (i = 0; i < v->nchecks; i++)
-			if (v->checks[i].ok == 0)
-				v->pass = 0;
-	}
+	judge_latency(v, last, tpot_t, ttft_t);
+	v->pass = v->valid;
+	for (i = 0; i < v->nchecks; i++)
+		if (v->checks[i].ok == 0)
+			v->pass = 0;
 	cJSON_Delete(last);
 	return 0;
 }

@@ -116,6 +116,157 @@ static int i_health(const char *const *c, int nc)
 	return -1;
 }
 
+/* Where npu-smi's output is, for npl_pf_parse_smi: the tables seen so far, the die whose second
+ * row is awaited, and why the text was refused. */
+struct smi_parser {
+	enum { BEFORE, HEADER2, DIES, PROCS } state;
+	struct npl_pf_smi *out;
+	struct npl_arena *a;
+	int capd, capp, lineno, second_col, pending;
+	struct npl_pf_die die;
+	const char *why;
+};
+
+/* The process table's header, "| NPU Chip | Process id | Process name | ...": it ends the
+ * device table wherever it comes. 0, or -1 with ps->why. */
+static int process_header(struct smi_parser *ps, const char *const *c)
+{
+	const char *w[8] = {0};
+	int nw;
+
+	if (ps->state != DIES && ps->state != PROCS) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a process table before any device table", ps->lineno);
+		return -1;
+	}
+	nw = words(c[0], w, 8, ps->a);
+	if (nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Chip")) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a process table whose first column is not 'NPU Chip'", ps->lineno);
+		return -1;
+	}
+	if (ps->pending) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a die's second row is missing", ps->lineno);
+		return -1;
+	}
+	ps->state = PROCS;
+	ps->out->procs_known = 1;
+	return 0;
+}
+
+/* The device table's two header rows: "| NPU Name | Health | ..." (any row before it is text
+ * around the table), then "| Chip [Phy-ID|Device] | Bus-Id | ...". 0, or -1 with ps->why. */
+static int device_header(struct smi_parser *ps, const char *const *c, int nc)
+{
+	const char *w[8] = {0};
+	int nw;
+
+	if (ps->state == BEFORE) {
+		if (i_health(c, nc) < 0)
+			return 0;
+		ps->state = HEADER2;
+		nw = words(c[0], w, 8, ps->a);
+		if (i_health(c, nc) != 1 || nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Name")) {
+			ps->why = npl_arena_printf(ps->a, "line %d: a device table whose first column is not 'NPU Name'", ps->lineno);
+			return -1;
+		}
+		return 0;
+	}
+	nw = words(c[0], w, 8, ps->a);
+	if (nc < 3 || strcmp(c[1], "Bus-Id") || nw < 1 || nw > 2 || strcmp(w[0], "Chip") ||
+	    (nw == 2 && strcmp(w[1], "Phy-ID") && strcmp(w[1], "Device"))) {
+		ps->why = npl_arena_printf(ps->a, "line %d: the device table's second header row is not 'Chip [Phy-ID|Device] | Bus-Id'", ps->lineno);
+		return -1;
+	}
+	ps->second_col = nw == 2;
+	ps->state = DIES;
+	return 0;
+}
+
+/* A row of the device table: a die's first row "| NPU NAME | HEALTH | ...", or its second
+ * "| CHIP [PHY] | BUS | ...", which completes it. 0, or -1 with ps->why. */
+static int die_row(struct smi_parser *ps, const char *const *c, int nc)
+{
+	const char *w[8] = {0};
+	int nw = words(c[0], w, 8, ps->a);
+
+	if (nc < 3) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a device row with %d columns", ps->lineno, nc);
+		return -1;
+	}
+	if (!ps->pending) {
+		if (nw < 2 || num_word(w[0]) < 0) {
+			ps->why = npl_arena_printf(ps->a, "line %d: a die's first row does not start with its NPU id and name", ps->lineno);
+			return -1;
+		}
+		memset(&ps->die, 0, sizeof(ps->die));
+		ps->die.npu = num_word(w[0]);
+		ps->die.name = w[1];
+		ps->die.health = c[1];
+		ps->pending = 1;
+		return 0;
+	}
+	if (nw < 1 || nw != 1 + ps->second_col || num_word(w[0]) < 0) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a die's second row does not start with its chip id%s", ps->lineno,
+					   ps->second_col ? " and physical id" : "");
+		return -1;
+	}
+	ps->die.chip = num_word(w[0]);
+	ps->die.phy = ps->second_col && num_word(w[1]) >= 0 ? num_word(w[1]) : ps->die.npu;
+	add_die(ps->out, &ps->capd, &ps->die);
+	ps->pending = 0;
+	return 0;
+}
+
+/* A row of the process table: "| NPU Chip | pid | name | memory |", or that a die has none.
+ * 0, or -1 with ps->why. */
+static int process_row(struct smi_parser *ps, const char *const *c, int nc)
+{
+	const char *w[8] = {0};
+	int nw;
+
+	if (nc == 1 && npl_starts_with(c[0], "No running processes found in NPU"))
+		return 0;
+	nw = words(c[0], w, 8, ps->a);
+	if (nc < 4 || nw != 2 || num_word(w[0]) < 0 || num_word(w[1]) < 0) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a process row that is not 'NPU Chip | pid | name | memory'", ps->lineno);
+		return -1;
+	}
+	{
+		struct npl_pf_proc pr = {num_word(w[0]), num_word(w[1]), num_word(c[1]), c[2], num_word(c[3])};
+
+		/* a row without a process (NA) holds nothing */
+		if (pr.pid >= 0)
+			add_proc(ps->out, &ps->capp, &pr);
+	}
+	return 0;
+}
+
+/* One table row of nc cells (c: the first 8), by where the parser is. 0, or -1 with ps->why. */
+static int smi_row(struct smi_parser *ps, const char *const *c, int nc)
+{
+	if (nc > 8 && ps->state != BEFORE) {
+		ps->why = npl_arena_printf(ps->a, "line %d: a row of %d columns", ps->lineno, nc);
+		return -1;
+	}
+	if (nc == 1 && ps->state == BEFORE && !ps->out->version) {
+		const char *v = strstr(c[0], "npu-smi "), *w[8] = {0};
+
+		if (v && words(v + 8, w, 8, ps->a) >= 1)
+			ps->out->version = w[0];
+	}
+	if (nc >= 4 && !strcmp(c[1], "Process id") && !strcmp(c[2], "Process name"))
+		return process_header(ps, c);
+	switch (ps->state) {
+	case BEFORE:
+	case HEADER2:
+		return device_header(ps, c, nc);
+	case DIES:
+		return die_row(ps, c, nc);
+	case PROCS:
+		return process_row(ps, c, nc);
+	}
+	return 0;
+}
+
 /*
  * The dies are listed in the order of their logical ids (what ASCEND_RT_VISIBLE_DEVICES and
  * --base-gpu-id count), in a container too, where only the visible NPUs are listed.
@@ -128,131 +279,34 @@ static int i_health(const char *const *c, int nc)
  */
 int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena *a, const char **why)
 {
-	enum { BEFORE, HEADER2, DIES, PROCS } state = BEFORE;
-	int capd = 0, capp = 0, lineno = 0, second_col = 0, pending = 0;
-	struct npl_pf_die die = {0};
+	struct smi_parser ps;
 	const char *p = text;
 
 	memset(out, 0, sizeof(*out));
+	memset(&ps, 0, sizeof(ps));
+	ps.state = BEFORE;
+	ps.out = out;
+	ps.a = a;
 	*why = NULL;
 	while (*p) {
 		size_t len = strcspn(p, "\n");
-		const char *c[8] = {0}, *w[8] = {0};
-		int nc, nw;
+		const char *c[8] = {0};
+		int nc;
 
-		lineno++;
+		ps.lineno++;
 		nc = cells(p, len, c, 8, a);
-		if (nc < 0) {
-			/* separators (+---+) and text around the table */
-			p += len + (p[len] == '\n');
-			continue;
-		}
-		if (nc > 8 && state != BEFORE) {
-			*why = npl_arena_printf(a, "line %d: a row of %d columns", lineno, nc);
+		/* separators (+---+) and text around the table are no rows */
+		if (nc >= 0 && smi_row(&ps, c, nc)) {
+			*why = ps.why;
 			return -1;
-		}
-		if (nc == 1 && state == BEFORE && !out->version) {
-			const char *v = strstr(c[0], "npu-smi ");
-
-			if (v) {
-				nw = words(v + 8, w, 8, a);
-				if (nw >= 1)
-					out->version = w[0];
-			}
-		}
-		/* the process table's header ends the device table wherever it comes */
-		if (nc >= 4 && !strcmp(c[1], "Process id") && !strcmp(c[2], "Process name")) {
-			if (state != DIES && state != PROCS) {
-				*why = npl_arena_printf(a, "line %d: a process table before any device table", lineno);
-				return -1;
-			}
-			nw = words(c[0], w, 8, a);
-			if (nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Chip")) {
-				*why = npl_arena_printf(a, "line %d: a process table whose first column is not 'NPU Chip'", lineno);
-				return -1;
-			}
-			if (pending) {
-				*why = npl_arena_printf(a, "line %d: a die's second row is missing", lineno);
-				return -1;
-			}
-			state = PROCS;
-			out->procs_known = 1;
-			p += len + (p[len] == '\n');
-			continue;
-		}
-		switch (state) {
-		case BEFORE:
-			if (i_health(c, nc) >= 0) {
-				state = HEADER2;
-				nw = words(c[0], w, 8, a);
-				if (i_health(c, nc) != 1 || nw != 2 || strcmp(w[0], "NPU") || strcmp(w[1], "Name")) {
-					*why = npl_arena_printf(a, "line %d: a device table whose first column is not 'NPU Name'", lineno);
-					return -1;
-				}
-			}
-			break;
-		case HEADER2:
-			nw = words(c[0], w, 8, a);
-			if (nc < 3 || strcmp(c[1], "Bus-Id") || nw < 1 || nw > 2 || strcmp(w[0], "Chip") ||
-			    (nw == 2 && strcmp(w[1], "Phy-ID") && strcmp(w[1], "Device"))) {
-				*why = npl_arena_printf(a, "line %d: the device table's second header row is not 'Chip [Phy-ID|Device] | Bus-Id'", lineno);
-				return -1;
-			}
-			second_col = nw == 2;
-			state = DIES;
-			break;
-		case DIES:
-			nw = words(c[0], w, 8, a);
-			if (nc < 3) {
-				*why = npl_arena_printf(a, "line %d: a device row with %d columns", lineno, nc);
-				return -1;
-			}
-			if (!pending) {
-				if (nw < 2 || num_word(w[0]) < 0) {
-					*why = npl_arena_printf(a, "line %d: a die's first row does not start with its NPU id and name", lineno);
-					return -1;
-				}
-				memset(&die, 0, sizeof(die));
-				die.npu = num_word(w[0]);
-				die.name = w[1];
-				die.health = c[1];
-				pending = 1;
-			} else {
-				if (nw < 1 || nw != 1 + second_col || num_word(w[0]) < 0) {
-					*why = npl_arena_printf(a, "line %d: a die's second row does not start with its chip id%s", lineno,
-								second_col ? " and physical id" : "");
-					return -1;
-				}
-				die.chip = num_word(w[0]);
-				die.phy = second_col && num_word(w[1]) >= 0 ? num_word(w[1]) : die.npu;
-				add_die(out, &capd, &die);
-				pending = 0;
-			}
-			break;
-		case PROCS:
-			if (nc == 1 && npl_starts_with(c[0], "No running processes found in NPU"))
-				break;
-			nw = words(c[0], w, 8, a);
-			if (nc < 4 || nw != 2 || num_word(w[0]) < 0 || num_word(w[1]) < 0) {
-				*why = npl_arena_printf(a, "line %d: a process row that is not 'NPU Chip | pid | name | memory'", lineno);
-				return -1;
-			}
-			{
-				struct npl_pf_proc pr = {num_word(w[0]), num_word(w[1]), num_word(c[1]), c[2], num_word(c[3])};
-
-				/* a row without a process (NA) holds nothing */
-				if (pr.pid >= 0)
-					add_proc(out, &capp, &pr);
-			}
-			break;
 		}
 		p += len + (p[len] == '\n');
 	}
-	if (state == BEFORE || state == HEADER2) {
-		*why = state == BEFORE ? "no device table ('NPU Name | Health')" : "the device table has no second header row";
+	if (ps.state == BEFORE || ps.state == HEADER2) {
+		*why = ps.state == BEFORE ? "no device table ('NPU Name | Health')" : "the device table has no second header row";
 		return -1;
 	}
-	if (pending) {
+	if (ps.pending) {
 		*why = "the last die's second row is missing";
 		return -1;
 	}

@@ -380,12 +380,60 @@ static void check_name(struct k8s *k, const char *name, int max, const char *wha
 				  k->tg->name, what, name, max, k->prefix);
 }
 
+/* The Service of a server instance (endpoint ep of role), on its leader pod: the group that
+ * runs the instance's rank 0, its port and bootstrap port. */
+static cJSON *instance_service(struct k8s *k, const cJSON *role, const cJSON *ep, const struct npl_pod *pods,
+			       int npods)
+{
+	const char *name = npl_json_str(role, "role");
+	int inst = npl_json_int(ep, "instance", 0), port = 0, boot = npl_json_int(ep, "bootstrap_port", 0);
+	const cJSON *node;
+	int group = 0, i;
+	cJSON *s, *spec, *sel, *ports, *p;
+
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+		if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
+			for (i = 0; i < npods; i++)
+				if (pods[i].node == npl_json_int(node, "index", 0))
+					group = pods[i].group;
+			port = node_port(node, "--port");
+			break;
+		}
+	s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
+	check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
+	spec = obj(s, "spec");
+	add(spec, "type", str("ClusterIP"));
+	sel = obj(spec, "selector");
+	if (k->rbg) {
+		add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
+		add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
+		add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
+		add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
+	} else {
+		add(sel, "leaderworkerset.sigs.k8s.io/name", str(workload(k, name)));
+		add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
+		add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
+	}
+	ports = arr(spec, "ports");
+	p = item(ports);
+	add(p, "name", str("http"));
+	add(p, "port", cJSON_CreateNumber(port));
+	add(p, "targetPort", cJSON_CreateNumber(port));
+	if (boot) {
+		p = item(ports);
+		add(p, "name", str("bootstrap"));
+		add(p, "port", cJSON_CreateNumber(boot));
+		add(p, "targetPort", cJSON_CreateNumber(boot));
+	}
+	return s;
+}
+
 static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON *rbg_roles, cJSON *svcs)
 {
 	const char *name = npl_json_str(role, "role");
 	const char *wl = workload(k, name);
 	struct npl_pod *pods;
-	int npods, size, groups, i;
+	int npods, size, groups;
 	cJSON *tmpl;
 	const cJSON *ep;
 
@@ -439,48 +487,8 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		}
 	}
 	/* a Service per instance, on its leader: where clients and npulaunch status reach it */
-	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(role, "endpoints")) {
-		int inst = npl_json_int(ep, "instance", 0), port = 0, boot = npl_json_int(ep, "bootstrap_port", 0);
-		const cJSON *node;
-		int group = 0;
-		cJSON *s, *spec, *sel, *ports, *p;
-
-		cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
-			if (npl_json_int(node, "instance", -1) == inst && npl_json_int(node, "rank", 0) == 0) {
-				for (i = 0; i < npods; i++)
-					if (pods[i].node == npl_json_int(node, "index", 0))
-						group = pods[i].group;
-				port = node_port(node, "--port");
-				break;
-			}
-		s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
-		check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
-		spec = obj(s, "spec");
-		add(spec, "type", str("ClusterIP"));
-		sel = obj(spec, "selector");
-		if (k->rbg) {
-			add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
-			add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
-			add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
-			add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
-		} else {
-			add(sel, "leaderworkerset.sigs.k8s.io/name", str(wl));
-			add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
-			add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
-		}
-		ports = arr(spec, "ports");
-		p = item(ports);
-		add(p, "name", str("http"));
-		add(p, "port", cJSON_CreateNumber(port));
-		add(p, "targetPort", cJSON_CreateNumber(port));
-		if (boot) {
-			p = item(ports);
-			add(p, "name", str("bootstrap"));
-			add(p, "port", cJSON_CreateNumber(boot));
-			add(p, "targetPort", cJSON_CreateNumber(boot));
-		}
-		cJSON_AddItemToArray(svcs, s);
-	}
+	cJSON_ArrayForEach(ep, cJSON_GetObjectItemCaseSensitive(role, "endpoints"))
+		cJSON_AddItemToArray(svcs, instance_service(k, role, ep, pods, npods));
 	free(pods);
 }
 
@@ -629,15 +637,127 @@ static void write_docs(struct npl_outset *set, const char *dir, const char *file
 	npl_buf_release(&b);
 }
 
+/* k's values from the plan: the site values checked (every problem said), the container's and
+ * the scheduling's. -1 when the plan cannot be rendered for the target. */
+static int read_plan(struct k8s *k, const struct npl_target_opts *o)
+{
+	static const char *const docker_only[] = {"container-runtime", NULL};
+	const cJSON *plan = k->plan;
+	struct npl_buf pre = NPL_BUF_INIT;
+
+	k->id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
+	if (npl_target_check_site(plan, k->tg->name, 0, k->d) | (npl_target_unused(plan, k->tg->name, o->strict, docker_only, "the docker target's: the kubelet runs the containers", k->d) |
+	    (npl_target_model_volume(plan, k->tg->name, &k->claim, &k->mount, k->d) < 0)))
+		return -1;
+	k->prefix = npl_arena_strdup(k->a, npl_target_prefix(plan, &pre));
+	npl_buf_release(&pre);
+	k->ns = npl_target_site(plan, "namespace", NULL);
+	k->image = npl_target_container_str(plan, "image");
+	k->router_image = npl_target_container_str(plan, "router_image");
+	k->res = npl_target_container_str(plan, "npu_resource");
+	k->unit = npl_target_container_str(plan, "npu_unit");
+	k->shm = npl_target_container_str(plan, "shm_size");
+	k->privileged = cJSON_IsTrue(npl_target_container(plan, "privileged"));
+	k->tune = npl_target_tunes(plan);
+	k->gang = npl_target_site_bool(plan, "gang", 0);
+	k->scheduler = npl_target_site(plan, "scheduler", NULL);
+	/* gang scheduling of LeaderWorkerSets is Volcano's, enabled in the LWS controller's
+	 * configuration; the pods then need its scheduler */
+	if (k->gang && !k->rbg && !k->scheduler)
+		k->scheduler = "volcano";
+	if (!k->image || !k->res || !k->unit)
+		return -1;   /* the resolver said which */
+	if (!k->claim)
+		k->ndirs = npl_target_model_dirs(plan, k->dirs);
+	return 0;
+}
+
+/* The ConfigMap of the scripts every pod mounts: the entrypoint and each role's script. */
+static cJSON *scripts_configmap(struct k8s *k, struct npl_templates *t)
+{
+	cJSON *cm = object(k, "v1", "ConfigMap", fmt(k, "%s-scripts", k->prefix), NULL), *data = obj(cm, "data");
+	cJSON *view = entry_view(k);
+	struct npl_buf script = NPL_BUF_INIT;
+	const cJSON *role;
+
+	if (npl_render_template("k8s/entrypoint.sh.tmpl", view, t, &script, k->d))
+		k->rc = -1;
+	cJSON_Delete(view);
+	add(data, "entrypoint.sh", str(npl_buf_str(&script)));
+	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(k->plan, "roles")) {
+		npl_buf_reset(&script);
+		if (npl_render_role(k->plan, role, t, &script, k->d))
+			k->rc = -1;
+		add(data, npl_json_str(role, "script"), str(npl_buf_str(&script)));
+	}
+	npl_buf_release(&script);
+	return cm;
+}
+
+/* The comment that heads kustomization.yaml: what the files are, how to apply them, and who
+ * tunes the nodes; the note on what untuned nodes need is also said. */
+static void head_comment(struct k8s *k, struct npl_buf *head)
+{
+	struct npl_buf note = NPL_BUF_INIT;
+
+	/* the note on what the nodes need when the pods do not tune them: in the output, and said */
+	if (!k->tune) {
+		npl_target_untuned_note(k->plan, "a privileged init container that runs the role script's --tune-only", &note);
+		npl_diag_add(k->d, NPL_NOTE, NULL, "%s", npl_buf_str(&note));
+	}
+	npl_buf_printf(head, "# %s: %s on Kubernetes (render --target %s), generated by npulaunch %s.\n", k->id,
+		       k->rbg ? "one RoleBasedGroup" : "LeaderWorkerSets, the router's Deployment", k->tg->name, NPL_VERSION);
+	npl_buf_puts(head, "# Apply with: kubectl apply -k DIR. The pods run the role scripts of configmap.yaml.\n");
+	if (!k->tune)
+		npl_buf_printf(head, "# Note: %s.\n", npl_buf_str(&note));
+	else
+		npl_buf_puts(head, "# Each server pod tunes its node first (init container 'tune', privileged; journal in\n"
+				   "# /run/npulaunch on the node: 'npulaunch tune --revert' there puts it back).\n");
+	npl_buf_release(&note);
+}
+
+/* kustomization.yaml: the three files of objects, in the site's namespace. */
+static void write_kustomization(struct k8s *k, struct npl_outset *set, const char *dir, const char *head)
+{
+	cJSON *kd = cJSON_CreateArray(), *kust = cJSON_CreateObject(), *res;
+
+	add(kust, "apiVersion", str("kustomize.config.k8s.io/v1beta1"));
+	add(kust, "kind", str("Kustomization"));
+	if (k->ns)
+		add(kust, "namespace", str(k->ns));
+	res = arr(kust, "resources");
+	cJSON_AddItemToArray(res, str("configmap.yaml"));
+	cJSON_AddItemToArray(res, str(k->rbg ? "rolebasedgroup.yaml" : "workloads.yaml"));
+	cJSON_AddItemToArray(res, str("services.yaml"));
+	cJSON_AddItemToArray(kd, kust);
+	write_docs(set, dir, "kustomization.yaml", kd, head);
+	cJSON_Delete(kd);
+}
+
+/* configmap.yaml: the scripts; the workloads in the other file. docs is emptied. */
+static void write_objects(struct k8s *k, struct npl_outset *set, const char *dir, cJSON *docs)
+{
+	cJSON *one = cJSON_CreateArray(), *rest = cJSON_CreateArray(), *doc;
+
+	while ((doc = cJSON_DetachItemFromArray(docs, 0))) {
+		if (!strcmp(npl_json_str(doc, "kind"), "ConfigMap"))
+			cJSON_AddItemToArray(one, doc);
+		else
+			cJSON_AddItemToArray(rest, doc);
+	}
+	write_docs(set, dir, "configmap.yaml", one, NULL);
+	write_docs(set, dir, k->rbg ? "rolebasedgroup.yaml" : "workloads.yaml", rest, NULL);
+	cJSON_Delete(one);
+	cJSON_Delete(rest);
+}
+
 static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struct npl_templates *t,
 		  const char *dir, const struct npl_target_opts *o, struct npl_outset *set, struct npl_diag *d)
 {
-	static const char *const docker_only[] = {"container-runtime", NULL};
 	struct npl_arena arena;
-	struct npl_buf pre = NPL_BUF_INIT, note = NPL_BUF_INIT, head = NPL_BUF_INIT, script = NPL_BUF_INIT;
+	struct npl_buf head = NPL_BUF_INIT;
 	struct k8s k;
-	cJSON *docs = cJSON_CreateArray(), *svcs = cJSON_CreateArray(), *cm, *data, *rbgo = NULL, *rbg_roles = NULL;
-	cJSON *kust, *res, *view;
+	cJSON *docs = cJSON_CreateArray(), *svcs = cJSON_CreateArray(), *rbgo = NULL, *rbg_roles = NULL;
 	const cJSON *role;
 	char *manifest;
 
@@ -648,48 +768,11 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 	k.tg = tg;
 	k.rbg = rbg;
 	k.d = d;
-	k.id = npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id");
-	if (npl_target_check_site(plan, tg->name, 0, d) | (npl_target_unused(plan, tg->name, o->strict, docker_only, "the docker target's: the kubelet runs the containers", d) |
-	    (npl_target_model_volume(plan, tg->name, &k.claim, &k.mount, d) < 0))) {
+	if (read_plan(&k, o)) {
 		k.rc = -1;
 		goto out;
 	}
-	k.prefix = npl_arena_strdup(&arena, npl_target_prefix(plan, &pre));
-	k.ns = npl_target_site(plan, "namespace", NULL);
-	k.image = npl_target_container_str(plan, "image");
-	k.router_image = npl_target_container_str(plan, "router_image");
-	k.res = npl_target_container_str(plan, "npu_resource");
-	k.unit = npl_target_container_str(plan, "npu_unit");
-	k.shm = npl_target_container_str(plan, "shm_size");
-	k.privileged = cJSON_IsTrue(npl_target_container(plan, "privileged"));
-	k.tune = npl_target_tunes(plan);
-	k.gang = npl_target_site_bool(plan, "gang", 0);
-	k.scheduler = npl_target_site(plan, "scheduler", NULL);
-	/* gang scheduling of LeaderWorkerSets is Volcano's, enabled in the LWS controller's
-	 * configuration; the pods then need its scheduler */
-	if (k.gang && !rbg && !k.scheduler)
-		k.scheduler = "volcano";
-	if (!k.image || !k.res || !k.unit) {
-		k.rc = -1;   /* the resolver said which */
-		goto out;
-	}
-	if (!k.claim)
-		k.ndirs = npl_target_model_dirs(plan, k.dirs);
-
-	cm = object(&k, "v1", "ConfigMap", fmt(&k, "%s-scripts", k.prefix), NULL);
-	data = obj(cm, "data");
-	view = entry_view(&k);
-	if (npl_render_template("k8s/entrypoint.sh.tmpl", view, t, &script, d))
-		k.rc = -1;
-	cJSON_Delete(view);
-	add(data, "entrypoint.sh", str(npl_buf_str(&script)));
-	cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles")) {
-		npl_buf_reset(&script);
-		if (npl_render_role(plan, role, t, &script, d))
-			k.rc = -1;
-		add(data, npl_json_str(role, "script"), str(npl_buf_str(&script)));
-	}
-	cJSON_AddItemToArray(docs, cm);
+	cJSON_AddItemToArray(docs, scripts_configmap(&k, t));
 	if (rbg) {
 		rbgo = object(&k, "workloads.x-k8s.io/v1alpha2", "RoleBasedGroup", k.prefix, NULL);
 		if (k.gang)
@@ -708,51 +791,9 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 	}
 	if (k.rc)
 		goto out;
-
-	/* the note on what the nodes need when the pods do not tune them: in the output, and said */
-	if (!k.tune) {
-		npl_target_untuned_note(plan, "a privileged init container that runs the role script's --tune-only", &note);
-		npl_diag_add(d, NPL_NOTE, NULL, "%s", npl_buf_str(&note));
-	}
-	npl_buf_printf(&head, "# %s: %s on Kubernetes (render --target %s), generated by npulaunch %s.\n", k.id,
-		       rbg ? "one RoleBasedGroup" : "LeaderWorkerSets, the router's Deployment", tg->name, NPL_VERSION);
-	npl_buf_puts(&head, "# Apply with: kubectl apply -k DIR. The pods run the role scripts of configmap.yaml.\n");
-	if (!k.tune)
-		npl_buf_printf(&head, "# Note: %s.\n", npl_buf_str(&note));
-	else
-		npl_buf_puts(&head, "# Each server pod tunes its node first (init container 'tune', privileged; journal in\n"
-				    "# /run/npulaunch on the node: 'npulaunch tune --revert' there puts it back).\n");
-	{
-		cJSON *kd = cJSON_CreateArray();
-
-		kust = cJSON_CreateObject();
-		add(kust, "apiVersion", str("kustomize.config.k8s.io/v1beta1"));
-		add(kust, "kind", str("Kustomization"));
-		if (k.ns)
-			add(kust, "namespace", str(k.ns));
-		res = arr(kust, "resources");
-		cJSON_AddItemToArray(res, str("configmap.yaml"));
-		cJSON_AddItemToArray(res, str(rbg ? "rolebasedgroup.yaml" : "workloads.yaml"));
-		cJSON_AddItemToArray(res, str("services.yaml"));
-		cJSON_AddItemToArray(kd, kust);
-		write_docs(set, dir, "kustomization.yaml", kd, npl_buf_str(&head));
-		cJSON_Delete(kd);
-	}
-	{
-		cJSON *one = cJSON_CreateArray(), *rest = cJSON_CreateArray(), *doc;
-
-		/* configmap.yaml: the scripts; the workloads in the other file */
-		while ((doc = cJSON_DetachItemFromArray(docs, 0))) {
-			if (!strcmp(npl_json_str(doc, "kind"), "ConfigMap"))
-				cJSON_AddItemToArray(one, doc);
-			else
-				cJSON_AddItemToArray(rest, doc);
-		}
-		write_docs(set, dir, "configmap.yaml", one, NULL);
-		write_docs(set, dir, rbg ? "rolebasedgroup.yaml" : "workloads.yaml", rest, NULL);
-		cJSON_Delete(one);
-		cJSON_Delete(rest);
-	}
+	head_comment(&k, &head);
+	write_kustomization(&k, set, dir, npl_buf_str(&head));
+	write_objects(&k, set, dir, docs);
 	write_docs(set, dir, "services.yaml", svcs, NULL);
 	/* a bundle, as the scripts' folder is: the manifest records every file by sha256, so that
 	   the next render refuses to overwrite an edited one and lands the folder in one rename */
@@ -762,10 +803,7 @@ static int render(const struct npl_target *tg, int rbg, const cJSON *plan, struc
 out:
 	cJSON_Delete(docs);
 	cJSON_Delete(svcs);
-	npl_buf_release(&pre);
-	npl_buf_release(&note);
 	npl_buf_release(&head);
-	npl_buf_release(&script);
 	npl_arena_release(&arena);
 	return k.rc ? -1 : 0;
 }

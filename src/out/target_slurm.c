@@ -150,14 +150,66 @@ static void devices(cJSON *o, const cJSON *role, int nodes)
 	npl_buf_release(&b);
 }
 
+/* The #SBATCH lines of a job of total nodes: values checked by site.c, so that sbatch reads
+ * them as given. */
+static cJSON *sbatch_lines(const cJSON *plan, int total)
+{
+	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
+	cJSON *job = cJSON_CreateObject();
+	const char *s;
+
+	cJSON_AddStringToObject(job, "name", npl_json_str(recipe, "id"));
+	cJSON_AddNumberToObject(job, "nodes", total);
+	if ((s = site_str(plan, NPL_SITE_SLURM_GRES))) {
+		char g[160];
+
+		snprintf(g, sizeof(g), "%s:%d", s, npl_json_int(recipe, "cards_per_node", 1));
+		cJSON_AddStringToObject(job, "gres", g);
+	}
+	if ((s = site_str(plan, NPL_SITE_SLURM_PARTITION)))
+		cJSON_AddStringToObject(job, "partition", s);
+	if ((s = site_str(plan, NPL_SITE_SLURM_ACCOUNT)))
+		cJSON_AddStringToObject(job, "account", s);
+	if ((s = site_str(plan, NPL_SITE_SLURM_TIME)))
+		cJSON_AddStringToObject(job, "time", s);
+	if ((s = site_str(plan, NPL_SITE_SLURM_ROUTER_NODE)) && npl_plan_role(plan, "router"))
+		cJSON_AddStringToObject(job, "router_node", s);
+	if ((s = site_str(plan, NPL_SITE_SLURM_LOG_DIR)))
+		add_quoted(job, "log_dir", s);
+	if ((s = site_str(plan, NPL_SITE_SLURM_NPULAUNCH)))
+		add_quoted(job, "npulaunch", s);
+	return job;
+}
+
+/* The site values the role scripts read that were not given: the job's environment gives them
+ * ({key, var} each; the address lists come from the allocation). */
+static cJSON *env_needs(const cJSON *plan)
+{
+	const cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site"), *need;
+	cJSON *needs = cJSON_CreateArray();
+
+	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
+		const char *key = npl_json_str(need, "key");
+		cJSON *n;
+
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list")) ||
+		    cJSON_GetObjectItemCaseSensitive(site, key))
+			continue;
+		n = cJSON_CreateObject();
+		cJSON_AddStringToObject(n, "key", key);
+		cJSON_AddStringToObject(n, "var", npl_json_str(need, "var"));
+		cJSON_AddItemToArray(needs, n);
+	}
+	return needs;
+}
+
 static cJSON *job_view(const cJSON *plan, const struct npl_target_opts *o, struct npl_diag *d)
 {
-	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *site, *r, *need;
-	cJSON *v = cJSON_CreateObject(), *job = cJSON_CreateObject(), *roles = cJSON_CreateArray();
-	cJSON *needs = cJSON_CreateArray();
+	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *r;
+	cJSON *v = cJSON_CreateObject(), *roles = cJSON_CreateArray();
 	struct npl_buf sum = NPL_BUF_INIT, b = NPL_BUF_INIT;
 	struct lists l;
-	const char *s, *entry = NULL;
+	const char *entry = NULL;
 	char gen[64];
 	int total = 0, k, entry_node = 0;
 
@@ -234,44 +286,8 @@ static cJSON *job_view(const cJSON *plan, const struct npl_target_opts *o, struc
 	cJSON_AddStringToObject(v, "entry_text", !npl_plan_role(plan, "router") ? "the benchmark"
 						 : o->bench && r ? "the router and the benchmark" : "the router");
 
-	/* the #SBATCH lines: values checked by site.c, so that sbatch reads them as given */
-	cJSON_AddStringToObject(job, "name", npl_json_str(recipe, "id"));
-	cJSON_AddNumberToObject(job, "nodes", total);
-	if ((s = site_str(plan, NPL_SITE_SLURM_GRES))) {
-		char g[160];
-
-		snprintf(g, sizeof(g), "%s:%d", s, npl_json_int(recipe, "cards_per_node", 1));
-		cJSON_AddStringToObject(job, "gres", g);
-	}
-	if ((s = site_str(plan, NPL_SITE_SLURM_PARTITION)))
-		cJSON_AddStringToObject(job, "partition", s);
-	if ((s = site_str(plan, NPL_SITE_SLURM_ACCOUNT)))
-		cJSON_AddStringToObject(job, "account", s);
-	if ((s = site_str(plan, NPL_SITE_SLURM_TIME)))
-		cJSON_AddStringToObject(job, "time", s);
-	if ((s = site_str(plan, NPL_SITE_SLURM_ROUTER_NODE)) && npl_plan_role(plan, "router"))
-		cJSON_AddStringToObject(job, "router_node", s);
-	if ((s = site_str(plan, NPL_SITE_SLURM_LOG_DIR)))
-		add_quoted(job, "log_dir", s);
-	if ((s = site_str(plan, NPL_SITE_SLURM_NPULAUNCH)))
-		add_quoted(job, "npulaunch", s);
-	cJSON_AddItemToObject(v, "job", job);
-
-	/* the site values the role scripts read that were not given: the job's environment gives them */
-	site = cJSON_GetObjectItemCaseSensitive(plan, "site");
-	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(plan, "needs")) {
-		const char *key = npl_json_str(need, "key");
-		cJSON *n;
-
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(need, "list")) ||
-		    cJSON_GetObjectItemCaseSensitive(site, key))
-			continue;
-		n = cJSON_CreateObject();
-		cJSON_AddStringToObject(n, "key", key);
-		cJSON_AddStringToObject(n, "var", npl_json_str(need, "var"));
-		cJSON_AddItemToArray(needs, n);
-	}
-	cJSON_AddItemToObject(v, "needs", needs);
+	cJSON_AddItemToObject(v, "job", sbatch_lines(plan, total));
+	cJSON_AddItemToObject(v, "needs", env_needs(plan));
 	npl_buf_release(&sum);
 	return v;
 }

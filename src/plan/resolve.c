@@ -483,6 +483,36 @@ static cJSON *recipe_json(struct ctx *c)
 
 /* ---- the plan ------------------------------------------------------------- */
 
+/* Each role's "needs": the site values its nodes refer to (an address list as the whole list of
+ * its role's nodes); all gathers the most of each over the roles, for the plan's. */
+static void role_needs(cJSON *roles, const struct shape *sh, int nsh, struct needs *all)
+{
+	cJSON *it;
+
+	cJSON_ArrayForEach(it, roles) {
+		struct needs n = {{0}, {0}};
+		const cJSON *list = cJSON_GetObjectItemCaseSensitive(it, "node_list");
+
+		scan_needs(cJSON_GetObjectItemCaseSensitive(it, "nodes"), &n);
+		if (cJSON_IsString(list)) {
+			int k = npl_site_key_from_name(list->valuestring);
+
+			n.count[k] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(it, "nodes"));
+		}
+		/* an address list is always the whole list of its role's nodes, in
+		 * rank order, whichever role refers to it */
+		for (int k = 0; k < nsh; k++)
+			if (sh[k].site_key >= 0 && n.count[sh[k].site_key])
+				n.count[sh[k].site_key] = npl_rs_nodes_of(&sh[k]);
+		for (int k = 0; k < NPL_SITE_COUNT; k++) {
+			if (n.count[k] > all->count[k])
+				all->count[k] = n.count[k];
+			all->url[k] |= n.url[k];
+		}
+		cJSON_AddItemToObject(it, "needs", needs_json(&n));
+	}
+}
+
 cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 		   const struct npl_resolve_opts *o, struct npl_diag *d)
 {
@@ -491,7 +521,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	struct npl_arena arena;
 	struct shape sh[2];
 	struct needs all = {{0}, {0}};
-	cJSON *plan = NULL, *roles, *it;
+	cJSON *plan = NULL, *roles;
 	int nsh, i;
 
 	npl_arena_init(&arena);
@@ -548,28 +578,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	if (R->mode == NPL_MODE_PD_DISAGG)
 		cJSON_AddItemToArray(roles, npl_rs_router_role(c, &sh[0], &sh[1]));
 	cJSON_AddItemToArray(roles, npl_rs_bench_role(c));
-	cJSON_ArrayForEach(it, roles) {
-		struct needs n = {{0}, {0}};
-		const cJSON *list = cJSON_GetObjectItemCaseSensitive(it, "node_list");
-
-		scan_needs(cJSON_GetObjectItemCaseSensitive(it, "nodes"), &n);
-		if (cJSON_IsString(list)) {
-			int k = npl_site_key_from_name(list->valuestring);
-
-			n.count[k] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(it, "nodes"));
-		}
-		/* an address list is always the whole list of its role's nodes, in
-		 * rank order, whichever role refers to it */
-		for (int k = 0; k < nsh; k++)
-			if (sh[k].site_key >= 0 && n.count[sh[k].site_key])
-				n.count[sh[k].site_key] = npl_rs_nodes_of(&sh[k]);
-		for (int k = 0; k < NPL_SITE_COUNT; k++) {
-			if (n.count[k] > all.count[k])
-				all.count[k] = n.count[k];
-			all.url[k] |= n.url[k];
-		}
-		cJSON_AddItemToObject(it, "needs", needs_json(&n));
-	}
+	role_needs(roles, sh, nsh, &all);
 	cJSON_AddItemToObject(plan, "needs", needs_json(&all));
 	/* a site value of the scripts (not an address list: check_site) that nothing refers to */
 	for (i = 0; c->o->site && i < NPL_SITE_COUNT; i++)
