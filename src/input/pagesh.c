@@ -87,7 +87,7 @@ static const char *word_end(const char *p, const char *e, const char **why)
 		const char *q;
 
 		if (*p == '\\') {
-			p += 2;
+			p += p + 1 < e ? 2 : 1;
 		} else if (*p == '\'' || *p == '"' || *p == '`') {
 			char c = *p;
 
@@ -559,7 +559,8 @@ static int eval(struct sh *s, const struct line *l, int w, struct npl_buf *out)
 			}
 			p = q + 1;
 		} else if (*p == '\\') {
-			npl_buf_putc(out, p[1]);
+			if (p + 1 < end)
+				npl_buf_putc(out, p[1]);
 			p += 2;
 		} else if (*p == '`') {
 			const char *q = strchr(p + 1, '`');
@@ -781,7 +782,7 @@ static int loop(struct sh *s, const struct line *l)
 	const char *w = l->n >= 4 ? l->w[3] : "", *br;
 	char idx[16];
 	struct var *arr, *i;
-	int k, rc;
+	int k, n, rc;
 
 	if (l->n < 4 || !word_is(l, 2, "in") || !is_name(l->w[1], strlen(l->w[1])))
 		return err(s, l, 0, "cannot read this loop (only for i in \"${!ARRAY[@]}\")%s", "");
@@ -792,7 +793,9 @@ static int loop(struct sh *s, const struct line *l)
 	arr = find(s, w + 3, (size_t)(br - w - 3));
 	if (!arr || !arr->is_array)
 		return err(s, l, 3, "the loop goes over '%s', which is not an array", w);
-	for (k = 0; k < arr->nitems; k++) {
+	/* bash expands the indexes once, before the body runs (and set() below may move arr) */
+	n = arr->nitems;
+	for (k = 0; k < n; k++) {
 		snprintf(idx, sizeof(idx), "%d", k);
 		i = set(s, l->w[1], strlen(l->w[1]));
 		i->value = npl_arena_strdup(s->a, idx);
