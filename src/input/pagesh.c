@@ -563,8 +563,11 @@ static int eval(struct sh *s, const struct line *l, int w, struct npl_buf *out)
 				npl_buf_putc(out, p[1]);
 			p += 2;
 		} else if (*p == '`') {
+			/* inside double quotes a backtick was not matched when the word was split */
 			const char *q = strchr(p + 1, '`');
 
+			if (!q)
+				return err(s, l, w, "cannot read %s here", "a backtick that is never closed");
 			if (backtick(&e, p + 1, (size_t)(q - p - 1)))
 				return -1;
 			p = q + 1;

@@ -137,6 +137,7 @@ static void test_errors(void **state)
 	expect_error("  echo 'never closed\n", "p.mdx:1:8: error: cannot read a quote that is never closed here");
 	expect_error("X=$(hostname)\n", "p.mdx:1:1: error: cannot read the command substitution '$(hostname)'");
 	expect_error("X=`uname -r`\n", "p.mdx:1:1: error: cannot read the command substitution `uname -r`");
+	expect_error("X=\"a`b\"\n", "p.mdx:1:1: error: cannot read a backtick that is never closed here");
 	expect_error("A=(1 2)\nfor i in \"${!A[@]}\";\ndo\n  echo $i\n", "p.mdx:2:1: error: this 'for' is never closed");
 	expect_error("fi\n", "p.mdx:1:1: error: 'fi' where it does not belong");
 	expect_error("echo a | grep a\n",
