@@ -39,7 +39,7 @@ static const char *partial(void *ctx, const char *name, const char **file)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static cJSON *view;
-	struct npl_tmpl_env env = {escape, partial, NULL};
+	struct npl_tmpl_env env = {escape, partial, NULL, NULL};
 	struct npl_diag d = NPL_DIAG_INIT;
 	struct npl_buf out = NPL_BUF_INIT;
 	char *text = malloc(size + 1);
