@@ -298,6 +298,51 @@ static void compare(const char *id, const char *what, const struct npl_page_bloc
 	npl_arena_release(&a);
 }
 
+/* A recorded section: the record (dir/name), the page it names (pages/FORM/FILE, FILE from the
+ * record's key), and its section of the record's title. */
+struct recorded {
+	cJSON *gold;
+	char *json, *page;
+	struct npl_arena a;
+	struct npl_diag d;
+	struct npl_page p;
+	const struct npl_page_section *s;
+};
+
+/* 0 when name is not a record (the folder's other entries) */
+static int open_recorded(struct recorded *c, const char *dir, const char *name, const char *form, const char *key)
+{
+	char path[1024];
+	size_t len;
+	int k;
+
+	if (!strstr(name, ".json"))
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->d = (struct npl_diag)NPL_DIAG_INIT;
+	npl_arena_init(&c->a);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(c->json = npl_read_file(path, &len, &c->d));
+	assert_non_null(c->gold = cJSON_Parse(c->json));
+	snprintf(path, sizeof(path), "%s/pages/%s/%s", NPL_DATA_DIR, form, cJSON_GetObjectItem(c->gold, key)->valuestring);
+	assert_non_null(c->page = npl_read_file(path, &len, &c->d));
+	assert_int_equal(npl_page_read(&c->p, cJSON_GetObjectItem(c->gold, key)->valuestring, c->page, len, &c->a, &c->d), 0);
+	for (k = 0; k < c->p.n; k++)
+		if (c->p.v[k].title && !strcmp(c->p.v[k].title, cJSON_GetObjectItem(c->gold, "title")->valuestring))
+			c->s = &c->p.v[k];
+	assert_non_null(c->s);
+	return 1;
+}
+
+static void close_recorded(struct recorded *c)
+{
+	cJSON_Delete(c->gold);
+	free(c->json);
+	free(c->page);
+	npl_diag_release(&c->d);
+	npl_arena_release(&c->a);
+}
+
 static void test_upstream_goldens(void **state)
 {
 	char dir[512];
@@ -309,44 +354,24 @@ static void test_upstream_goldens(void **state)
 	snprintf(dir, sizeof(dir), "%s/tests/golden/upstream", NPL_SOURCE_DIR);
 	assert_non_null(dp = opendir(dir));
 	while ((de = readdir(dp))) {
-		char path[1024], *json, *page;
-		struct npl_diag d = NPL_DIAG_INIT;
-		struct npl_arena a;
-		struct npl_page p;
-		const struct npl_page_section *s = NULL;
-		cJSON *gold, *n;
-		size_t len;
-		int k;
+		struct recorded c;
+		const struct npl_page_section *s;
+		cJSON *n;
 
-		if (!strstr(de->d_name, ".json"))
+		if (!open_recorded(&c, dir, de->d_name, "upstream", "page"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		assert_non_null(json = npl_read_file(path, &len, &d));
-		assert_non_null(gold = cJSON_Parse(json));
-		snprintf(path, sizeof(path), "%s/pages/upstream/%s", NPL_DATA_DIR,
-			 cJSON_GetObjectItem(gold, "page")->valuestring);
-		npl_arena_init(&a);
-		assert_non_null(page = npl_read_file(path, &len, &d));
-		assert_int_equal(npl_page_read(&p, cJSON_GetObjectItem(gold, "page")->valuestring, page, len, &a, &d), 0);
-		for (k = 0; k < p.n; k++)
-			if (p.v[k].title && !strcmp(p.v[k].title, cJSON_GetObjectItem(gold, "title")->valuestring))
-				s = &p.v[k];
-		assert_non_null(s);
-		cJSON_ArrayForEach(n, cJSON_GetObjectItem(gold, "nodes"))
+		s = c.s;
+		cJSON_ArrayForEach(n, cJSON_GetObjectItem(c.gold, "nodes"))
 			compare(de->d_name, "server", s->deploy, 1, cJSON_GetObjectItem(n, "ip")->valuestring,
 				"sglang.launch_server", NPL_PROG_SERVER, 1, cJSON_GetObjectItem(n, "launch"), &checked);
-		if (cJSON_IsObject(cJSON_GetObjectItem(gold, "router")))
+		if (cJSON_IsObject(cJSON_GetObjectItem(c.gold, "router")))
 			compare(de->d_name, "router", s->deploy + 1, s->ndeploy - 1, prefill[0],
-				"sglang_router.launch_router", NPL_PROG_ROUTER, 0, cJSON_GetObjectItem(gold, "router"),
+				"sglang_router.launch_router", NPL_PROG_ROUTER, 0, cJSON_GetObjectItem(c.gold, "router"),
 				&checked);
 		compare(de->d_name, "bench", s->bench, s->nbench, NULL, "sglang.bench_serving", NPL_PROG_BENCH, 0,
-			cJSON_GetObjectItem(gold, "bench"), &checked);
+			cJSON_GetObjectItem(c.gold, "bench"), &checked);
 		sections++;
-		cJSON_Delete(gold);
-		free(json);
-		free(page);
-		npl_diag_release(&d);
-		npl_arena_release(&a);
+		close_recorded(&c);
 	}
 	closedir(dp);
 	assert_int_equal(sections, 36);
@@ -449,42 +474,29 @@ static void test_seed_goldens(void **state)
 	snprintf(dir, sizeof(dir), "%s/tests/golden/expected", NPL_SOURCE_DIR);
 	assert_non_null(dp = opendir(dir));
 	while ((de = readdir(dp))) {
-		char path[1024], *json, *page;
-		struct npl_diag d = NPL_DIAG_INIT;
-		struct npl_arena a;
-		struct npl_page p;
-		const struct npl_page_section *s = NULL;
+		struct recorded c;
+		const struct npl_page_section *s;
 		cJSON *gold, *got, *ip, *want;
 		struct npl_pagesh_result r;
-		size_t len;
-		int k, i;
+		int i;
 
-		if (!strstr(de->d_name, ".json"))
+		if (!open_recorded(&c, dir, de->d_name, "seeds", "seed"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		assert_non_null(json = npl_read_file(path, &len, &d));
-		assert_non_null(gold = cJSON_Parse(json));
+		s = c.s;
+		gold = c.gold;
 		got = cJSON_CreateObject();
-		snprintf(path, sizeof(path), "%s/pages/seeds/%s", NPL_DATA_DIR, cJSON_GetObjectItem(gold, "seed")->valuestring);
-		npl_arena_init(&a);
-		assert_non_null(page = npl_read_file(path, &len, &d));
-		assert_int_equal(npl_page_read(&p, "seed", page, len, &a, &d), 0);
-		for (k = 0; k < p.n; k++)
-			if (!strcmp(p.v[k].title, cJSON_GetObjectItem(gold, "title")->valuestring))
-				s = &p.v[k];
-		assert_non_null(s);
 		cJSON_ArrayForEach(ip, cJSON_GetObjectItem(gold, "node_ips")) {
-			assert_int_equal(npl_pagesh_run(s->deploy, s->ndeploy, ip->valuestring, &seed_site, env, &r, &a, &d), 0);
+			assert_int_equal(npl_pagesh_run(s->deploy, s->ndeploy, ip->valuestring, &seed_site, env, &r, &c.a, &c.d), 0);
 			for (i = 0; i < r.n; i++) {
-				const char *role = role_of(&r.v[i], &a);
+				const char *role = role_of(&r.v[i], &c.a);
 
 				if (!cJSON_GetObjectItem(got, role))
-					cJSON_AddItemToObject(got, role, seed_semantics(&r.v[i], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), role), &a));
+					cJSON_AddItemToObject(got, role, seed_semantics(&r.v[i], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), role), &c.a));
 			}
 		}
-		assert_int_equal(npl_pagesh_run(s->bench, s->nbench, seed_ips[0], &seed_site, env, &r, &a, &d), 0);
+		assert_int_equal(npl_pagesh_run(s->bench, s->nbench, seed_ips[0], &seed_site, env, &r, &c.a, &c.d), 0);
 		assert_int_equal(r.n, 1);
-		cJSON_AddItemToObject(got, "bench", seed_semantics(&r.v[0], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), "bench"), &a));
+		cJSON_AddItemToObject(got, "bench", seed_semantics(&r.v[0], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), "bench"), &c.a));
 		cJSON_ArrayForEach(want, cJSON_GetObjectItem(gold, "roles")) {
 			cJSON *g = cJSON_GetObjectItem(got, want->string);
 			char *gs, *ws;
@@ -504,11 +516,7 @@ static void test_seed_goldens(void **state)
 		assert_int_equal(cJSON_GetArraySize(got), cJSON_GetArraySize(cJSON_GetObjectItem(gold, "roles")));
 		sections++;
 		cJSON_Delete(got);
-		cJSON_Delete(gold);
-		free(json);
-		free(page);
-		npl_diag_release(&d);
-		npl_arena_release(&a);
+		close_recorded(&c);
 	}
 	closedir(dp);
 	assert_int_equal(sections, 22);
