@@ -32,6 +32,7 @@ struct npl_pagesh_site {
 struct npl_pagesh_launch {
 	const char *module;
 	const char **argv;
+	struct npl_loc *argloc;    /* where each argument is written (NULL: not known) */
 	int argc;
 	const char **env;          /* every exported variable */
 	int nenv;

@@ -19,6 +19,9 @@ struct line {
 	int *col;             /* each word's column */
 	int n;
 	int end;              /* K_FOR, K_IF: the index of its done / fi */
+	int col0;             /* the column its text starts at */
+	int *segoff, *segline;   /* where each physical line of it starts in its text, and its number */
+	int nseg;
 	int body;             /* K_FOR, K_IF: the first line of the body (after do / then) */
 };
 
@@ -43,12 +46,27 @@ struct sh {
 	int errors;
 };
 
-static int err(struct sh *s, const struct line *l, int w, const char *fmt, const char *arg)
+/* The place of column col of a logical line: on the physical line it was continued onto. */
+static struct npl_loc place(const struct line *l, int col)
 {
 	struct npl_loc loc = l->loc;
+	int off = col - l->col0, k;
 
-	if (w >= 0 && w < l->n)
-		loc.col = l->col[w];
+	for (k = l->nseg - 1; k > 0 && l->segoff[k] > off; k--)
+		;
+	if (k > 0) {
+		loc.line = l->segline[k];
+		loc.col = 1 + off - l->segoff[k];
+	} else {
+		loc.col = col;
+	}
+	return loc;
+}
+
+static int err(struct sh *s, const struct line *l, int w, const char *fmt, const char *arg)
+{
+	struct npl_loc loc = place(l, w >= 0 && w < l->n ? l->col[w] : l->loc.col);
+
 	s->errors++;
 	return npl_error(s->d, &loc, fmt, arg);
 }
@@ -211,6 +229,15 @@ static int read_lines(struct sh *s, const struct npl_page_block *b, int nb)
 				if (len && p[len - 1] == '\\') {
 					npl_buf_add(&t, p, len - 1);
 					p = nl ? nl + 1 : p + len;
+					l.segoff = npl_arena_grow(s->a, l.segoff, (size_t)l.nseg, (size_t)l.nseg + 2, sizeof(int));
+					l.segline = npl_arena_grow(s->a, l.segline, (size_t)l.nseg, (size_t)l.nseg + 2, sizeof(int));
+					if (!l.nseg) {
+						l.segoff[0] = 0;
+						l.segline[0] = first;
+						l.nseg = 1;
+					}
+					l.segoff[l.nseg] = (int)t.len;
+					l.segline[l.nseg++] = line;
 					if (nl)
 						continue;
 				} else {
@@ -220,6 +247,7 @@ static int read_lines(struct sh *s, const struct npl_page_block *b, int nb)
 				break;
 			}
 			l.loc = (struct npl_loc){b[i].loc.file, first, col};
+			l.col0 = col;
 			if (t.len && npl_buf_str(&t)[0] != '#' && split(s, &l, npl_buf_str(&t), t.len, col) == 0 && l.n) {
 				if (s->nlines == s->caplines) {
 					s->caplines = s->caplines ? s->caplines * 2 : 64;
@@ -645,9 +673,12 @@ static int launch(struct sh *s, const struct line *l)
 	L->module = l->w[2];
 	L->loc = l->loc;
 	L->argv = npl_arena_calloc(s->a, (size_t)l->n, sizeof(*L->argv));
-	for (i = 3; i < l->n; i++)
+	L->argloc = npl_arena_calloc(s->a, (size_t)l->n, sizeof(*L->argloc));
+	for (i = 3; i < l->n; i++) {
+		L->argloc[L->argc] = place(l, l->col[i]);
 		if (!(L->argv[L->argc++] = evald(s, l, i)))
 			return -1;
+	}
 	L->env = npl_arena_calloc(s->a, (size_t)s->nvars + 1, sizeof(*L->env));
 	for (i = 0; i < s->nvars; i++)
 		if (s->vars[i].exported && !s->vars[i].is_array && s->vars[i].value)
