@@ -217,7 +217,9 @@ struct npl_layer {
 	struct npl_str *pf_driver, *pf_toolkit, *pf_tools;
 	int npf_driver, npf_toolkit, npf_tools;
 	struct npl_loc pf_loc;
-	/* model */
+	/* model, recipe: where an imported document came from (provenance:) */
+	const char *prov_page, *prov_section, *prov_commit;
+	/* model, hardware: other names a query or a page may use; recipe: the ids it replaced */
 	struct npl_str *aliases;
 	int naliases;
 	/* recipe */
@@ -266,11 +268,13 @@ int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *d
 		struct npl_diag *d);
 /* The recipe with this id, or NULL. */
 const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id);
+/* The recipe that lists id among its aliases (an id upstream renamed or reshaped), or NULL. */
+const struct npl_layer *npl_db_recipe_alias(const struct npl_db *db, const char *id);
 /* The model whose id or name (case-insensitive) or alias is name, or NULL. */
 const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name);
 /* The hardware profile `tune` uses when no recipe is given (the defaults' default_hardware). */
 const struct npl_layer *npl_db_default_hardware(const struct npl_db *db);
-/* The hardware profile whose id or name (case-insensitive) is name, or NULL. */
+/* The hardware profile whose id, name or alias (case-insensitive) is name, or NULL. */
 const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *name);
 
 /* Recipe id from a title: lowercase, runs of spaces to one hyphen. */

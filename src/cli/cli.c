@@ -488,6 +488,9 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 
 	if (selection)
 		*selection = NULL;
+	if (!R && (R = npl_db_recipe_alias(db, arg)))
+		fprintf(stderr, "npulaunch: note: '%s' is now %s (upstream renamed or reshaped it); use the new id\n",
+			npl_escape_in(&cli->arena, arg), R->id);
 	if (R) {
 		if (npl_cli_has_query(o)) {
 			*rc = npl_cli_usage_error(NULL, "'%s' is a recipe id: query options choose among a model's recipes (give the model instead)",

@@ -490,6 +490,17 @@ const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id)
 	return NULL;
 }
 
+const struct npl_layer *npl_db_recipe_alias(const struct npl_db *db, const char *id)
+{
+	int i, j;
+
+	for (i = 0; i < db->nrecipes; i++)
+		for (j = 0; j < db->recipes[i]->naliases; j++)
+			if (!strcmp(db->recipes[i]->aliases[j].s, id))
+				return db->recipes[i];
+	return NULL;
+}
+
 const struct npl_layer *npl_db_model(const struct npl_db *db, const char *name)
 {
 	int i, j;
@@ -517,9 +528,17 @@ const struct npl_layer *npl_db_hardware(const struct npl_db *db, const char *nam
 {
 	int i;
 
-	for (i = 0; i < db->nhardware; i++)
-		if (npl_strcaseeq(db->hardware[i]->id, name) || npl_strcaseeq(db->hardware[i]->name, name))
-			return db->hardware[i];
+	int j;
+
+	for (i = 0; i < db->nhardware; i++) {
+		const struct npl_layer *H = db->hardware[i];
+
+		if (npl_strcaseeq(H->id, name) || npl_strcaseeq(H->name, name))
+			return H;
+		for (j = 0; j < H->naliases; j++)
+			if (npl_strcaseeq(H->aliases[j].s, name))
+				return H;
+	}
 	return NULL;
 }
 

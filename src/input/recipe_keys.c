@@ -367,6 +367,37 @@ static int f_deviations(struct ctx *c, const struct npl_ynode *k, const struct n
 	return rc;
 }
 
+/* provenance: {page: FILE, section: TITLE, commit: HEX}, where an imported document came from */
+static int f_prov_field(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_str s;
+
+	(void)arg;
+	if (npl_recipe_read_str(c, v, k->str, &s))
+		return -1;
+	if (!strcmp(k->str, "page"))
+		c->L->prov_page = s.s;
+	else if (!strcmp(k->str, "section"))
+		c->L->prov_section = s.s;
+	else
+		c->L->prov_commit = s.s;
+	return 0;
+}
+
+static const struct field prov_fields[] = {
+	{"page", K_MODEL | K_RECIPE, f_prov_field},
+	{"section", K_RECIPE, f_prov_field},
+	{"commit", K_MODEL | K_RECIPE, f_prov_field},
+};
+
+static int f_provenance(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	(void)arg;
+	if (npl_recipe_want_map(c, v, k->str))
+		return -1;
+	return npl_recipe_walk(c, v, prov_fields, NPL_ARRAY_SIZE(prov_fields), "'provenance'", NULL);
+}
+
 /* ---- the top-level keys, and the layer of a document ------------------ */
 
 static const struct field top_fields[] = {
@@ -375,7 +406,8 @@ static const struct field top_fields[] = {
 	{"default_hardware", K_DEF, f_ident},
 	{"id", K_HW | K_MODEL, f_ident},
 	{"name", K_HW | K_MODEL, f_ident},
-	{"aliases", K_MODEL, f_ident},
+	{"aliases", K_HW | K_MODEL | K_RECIPE, f_ident},
+	{"provenance", K_MODEL | K_RECIPE, f_provenance},
 	{"dies_per_card", K_HW, f_ident},
 	{"cards_per_node", K_HW, f_ident},
 	{"container", K_HW, f_container},
