@@ -25,6 +25,8 @@ static const struct npl_command commands[] = {
 	{"show", npl_cmd_show, "show the plan of a recipe: roles, nodes, env, flags"},
 	{"render", npl_cmd_render, "write the launch scripts and manifest of a recipe"},
 	{"diff", npl_cmd_diff, "what differs between two recipes, per role"},
+	{"import", npl_cmd_import, "write recipes from upstream best-practice pages"},
+	{"drift", npl_cmd_drift, "how upstream's pages and the recipes differ"},
 	{"apply", npl_cmd_apply, "on a node: tune the host and launch this node's role"},
 	{"preflight", npl_cmd_preflight, "on a node: check what its role's launch needs, before it starts"},
 	{"tune", npl_cmd_tune, "check, apply or revert the host tuning"},

@@ -176,5 +176,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_validate(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_import(int argc, char **argv, struct npl_cli *cli);
+int npl_cmd_drift(int argc, char **argv, struct npl_cli *cli);
 
 #endif

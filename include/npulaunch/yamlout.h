@@ -4,8 +4,10 @@
  * indent): a string plain when YAML reads it back as that string, a literal
  * block when it is lines of text libyaml can hold in one, double-quoted with
  * libyaml's escapes otherwise (a control, DEL, a C1 control, U+2028, ... are
- * escaped, so that every YAML reader gets the string back). Used for the
- * Kubernetes manifests.
+ * escaped, so that every YAML reader gets the string back); a raw cJSON item
+ * that is a decimal number (-?DIGITS(.DIGITS)?) plain, as written ("0.60"
+ * stays "0.60"). Used for the Kubernetes manifests and the recipes `import`
+ * writes.
  */
 #ifndef NPL_YAMLOUT_H
 #define NPL_YAMLOUT_H

@@ -51,6 +51,28 @@ static int string(yaml_emitter_t *e, const char *s)
 	return emit(e, &ev);
 }
 
+/* A decimal number as YAML reads it back to the same text: -?DIGITS(.DIGITS)? */
+static int plain_number(const char *s)
+{
+	size_t n;
+
+	s += *s == '-';
+	if (!(n = strspn(s, "0123456789")))
+		return 0;
+	s += n;
+	if (*s == '.' && (n = strspn(s + 1, "0123456789")))
+		s += n + 1;
+	return !*s;
+}
+
+static int string_plain(yaml_emitter_t *e, const char *s)
+{
+	yaml_event_t ev;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 0, YAML_PLAIN_SCALAR_STYLE);
+	return emit(e, &ev);
+}
+
 static int node(yaml_emitter_t *e, const cJSON *j)
 {
 	yaml_event_t ev;
@@ -80,6 +102,8 @@ static int node(yaml_emitter_t *e, const cJSON *j)
 	}
 	if (cJSON_IsString(j))
 		return string(e, j->valuestring);
+	if (cJSON_IsRaw(j) && plain_number(j->valuestring))
+		return string_plain(e, j->valuestring);
 	if (cJSON_IsBool(j))
 		snprintf(num, sizeof(num), "%s", cJSON_IsTrue(j) ? "true" : "false");
 	else if (cJSON_IsNumber(j) && j->valuedouble == (double)(long long)j->valuedouble)

@@ -232,6 +232,15 @@ json version 0 "$NPL" version --json
 mkdir -p "$T/badrecipes" && printf 'kind: recipe\ntitle: [\n' >"$T/badrecipes/x.yaml"
 json version 5 "$NPL" --recipes "$T/badrecipes" version --json
 
+# import: a page written, checked, one that cannot be read; drift: in sync, and a page that moved
+json import 0 "$NPL" import "$NPL_DATA/pages/upstream/qwen3_8b.mdx" -o "$T/imported" --json
+json import 0 "$NPL" import "$NPL_DATA/pages/upstream/qwen3_8b.mdx" -o "$T/imported" --check --json
+sed 's/--mem-fraction-static 0.894/--mem-fraction-static 0.9/' "$NPL_DATA/pages/upstream/qwen3_8b.mdx" >"$T/moved.mdx"
+json import 1 "$NPL" import "$T/moved.mdx" -o "$T/imported" --check --json
+json import 5 "$NPL" import "$NPL_DATA/pages/upstream/glossary.mdx" -o "$T/imported" --json
+json drift 0 "$NPL" drift "$NPL_DATA/pages/upstream/qwen3_8b.mdx" "$NPL_DATA/pages/upstream/deepseek_r1.mdx" --json
+json drift 1 "$NPL" drift "$T/moved.mdx" --json
+
 # every command that reports was run
 for c in "${cmds[@]}"; do
 	[[ $c == help || -n ${seen[$c]:-} ]] || fail "no --json run of $c"

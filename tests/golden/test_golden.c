@@ -6,6 +6,9 @@
  * what the seed page's own script launches (derived from the seed pages by
  * derive-expected.py, not by npulaunch). Then the same for `npulaunch apply
  * --role ROLE ID` on each node, which must launch what the script does.
+ *
+ * NPL_GOLDEN_RECIPES=DIR in the environment passes --recipes DIR to npulaunch (the round trip
+ * of `npulaunch import`: the seed pages imported into DIR, proved against the same records).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,6 +90,18 @@ static void run_script(struct sim *s, const char *dir, const char *name, const c
 	}
 }
 
+/* --recipes DIR when NPL_GOLDEN_RECIPES names one (the round trip of `import`) */
+static int recipes_arg(char **argv, int n)
+{
+	char *dir = getenv("NPL_GOLDEN_RECIPES");
+
+	if (dir && *dir) {
+		argv[n++] = "--recipes";
+		argv[n++] = dir;
+	}
+	return n;
+}
+
 /* The site values the seed check gives: model, interface, draft model if used, addresses. */
 static int site_args(const cJSON *exp, char **argv, int n)
 {
@@ -130,6 +145,7 @@ static void apply_role(struct sim *s, const char *id, const cJSON *exp, const ch
 
 	snprintf(nodeip, sizeof(nodeip), "NPULAUNCH_NODE_IP=%s", ip);
 	argv[n++] = NPL_BIN;
+	n = recipes_arg(argv, n);
 	argv[n++] = "apply";
 	argv[n++] = "--role";
 	argv[n++] = (char *)role;
@@ -205,6 +221,7 @@ static void golden(void **state)
 	assert_int_equal(sim_create(&s, 4, NPL_STUB), 0);
 	snprintf(out, sizeof(out), "%s/out", s.dir);
 	argv[n++] = NPL_BIN;
+	n = recipes_arg(argv, n);
 	argv[n++] = "render";
 	argv[n++] = (char *)id;
 	n = site_args(exp, argv, n);

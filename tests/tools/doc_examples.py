@@ -129,7 +129,12 @@ def run(where, text, output):
             continue
         if seg[0] != "npulaunch":
             continue
-        argv = [NPL] + seg[1:]
+        # a glob (pages/*.mdx) expands in the example's folder, as the shell would
+        args = []
+        for w in seg[1:]:
+            hits = sorted(glob.glob(os.path.join(cwd, w))) if "*" in w else []
+            args += [os.path.relpath(h, cwd) for h in hits] if hits else [w]
+        argv = [NPL] + args
         cmd = seg[1] if len(seg) > 1 else ""
         if cmd == "wait" and "--timeout" in argv:
             argv[argv.index("--timeout") + 1] = "1"

@@ -8,7 +8,7 @@
                                              written there, and the output is the same
 
 The rules (docs/architecture.md, "The rules, checked"):
-  1. layers: src/<layer>/*.c, lowest first base < input < plan < {out, node} < cli < main.c
+  1. layers: src/<layer>/*.c, lowest first base < input < plan < {out, node} < sync < cli < main.c
      (src/gen/, build-time generators, sit with plan). Each header's first comment names its
      layer ("name.h: layer plan."), and a header is named after a module of that layer's folder.
   2. includes go down: a file includes headers of its own layer or lower ones; out/ and node/
@@ -28,8 +28,8 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["base", "input", "plan", "out", "node", "cli", "main"]
-RANK = {"base": 0, "input": 1, "plan": 2, "out": 3, "node": 3, "cli": 4, "main": 5, "gen": 2}
+LAYERS = ["base", "input", "plan", "out", "node", "sync", "cli", "main"]
+RANK = {"base": 0, "input": 1, "plan": 2, "out": 3, "node": 3, "sync": 4, "cli": 5, "main": 6, "gen": 2}
 # headers out/ and node/ may include from the layers below them other than base
 PLAN_VIEW = {"plan.h", "site.h"}
 MAX_FILE = 1000
@@ -157,7 +157,7 @@ class Tree:
                     continue
                 if RANK[hl] > RANK[layer]:
                     self.bad(where, "includes %s of layer %s from layer %s: includes go down "
-                             "(base < input < plan < {out, node} < cli < main.c)" % (h, hl, layer))
+                             "(base < input < plan < {out, node} < sync < cli < main.c)" % (h, hl, layer))
                 elif {hl, layer} == {"out", "node"}:
                     self.bad(where, "includes %s: out/ and node/ never include each other" % h)
                 elif layer in ("out", "node") and hl in ("input", "plan") and h not in PLAN_VIEW:

@@ -1,0 +1,37 @@
+/*
+ * pagerun.h: layer sync. A page's section run on the nodes its script names: the addresses
+ * its placeholders stand for ("<your prefill ip2>" is the second prefill node), each node's
+ * shell (the setup blocks, then the blocks meant for it: a "#### Prefill node" block only on
+ * prefill nodes, a router's block only for the router), what each node launches, the router
+ * once (on the first prefill node), each benchmark once; and the site values that give a plan
+ * the same addresses, interface and model paths. Nothing is executed (pagesh.h).
+ * Included by import, drift and their tests.
+ */
+#ifndef NPL_PAGERUN_H
+#define NPL_PAGERUN_H
+
+#include "npulaunch/launches.h"
+#include "npulaunch/page.h"
+#include "npulaunch/pagesh.h"
+#include "npulaunch/site.h"
+
+/* The interface name the pages' "<network-interface>" stands for in an import. */
+#define NPL_PAGERUN_IFNAME "npl-if0"
+
+/* The environment a page's script and a plan's process start with in an import ("NAME=VALUE",
+ * NULL-terminated): what a `PATH=/x:$PATH` builds on, so that prepend and append are seen. */
+extern const char *const npl_pagerun_inherited[];
+
+struct npl_page_run {
+	struct npl_pagesh_site psite;   /* the placeholders' addresses */
+	struct npl_site site;           /* the same as site values, with model paths and interface */
+	struct npl_node_launches L;     /* servers node by node, the router, the benchmarks */
+	int nbench;
+};
+
+/* Run section s of page p. 0, or -1 with located errors in d (a node that launches two
+ * different roles, no server launch at all, a benchmark block that launches no benchmark). */
+int npl_page_run(const struct npl_page *p, const struct npl_page_section *s, struct npl_page_run *r,
+		 struct npl_arena *a, struct npl_diag *d);
+
+#endif

@@ -1,0 +1,180 @@
+/* cmd_import.c: `npulaunch import PAGE... -o DIR`: recipes written from upstream pages. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/cli.h"
+#include "npulaunch/fsio.h"
+#include "npulaunch/import.h"
+#include "npulaunch/output.h"
+#include "npulaunch/page.h"
+
+static void help(void)
+{
+	puts("usage: npulaunch import PAGE... -o DIR [--commit HEX] [--check] [--json]\n"
+	     "\n"
+	     "Read SGLang best-practice pages (the seed pages' text form, SGLang's MDX pages, older\n"
+	     "and 2026 layouts) and write one recipe per section into DIR/MODEL/, with what every\n"
+	     "section of a page shares in DIR/MODEL/model.yaml. Each recipe is proved before it is\n"
+	     "written: resolved, and what each node would exec compared with what the page's own\n"
+	     "script launches there (argv as argparse reads it, environment, unsets, sources,\n"
+	     "tuning, router, benchmark) until nothing differs. The page is parsed, never executed.\n"
+	     "Where the page contradicts itself the recipe deploys what it evidently means, with a\n"
+	     "`deviations` entry, and a warning says so; what cannot be read or expressed is an\n"
+	     "error at page:line:col, and nothing is written. Then: npulaunch --recipes DIR validate.\n"
+	     "\n"
+	     "Options:\n"
+	     "  -o, --output DIR  the recipe folder to write into (made when missing)\n"
+	     "  --commit HEX      the upstream commit the pages were read at, for the provenance\n"
+	     "  --check           write nothing; exit 1 when DIR's files differ from the import\n"
+	     "  --json            {written, check, differences, pages: [{page, model, model_file,\n"
+	     "                    recipes: [{id, file, section}]}]} (docs/json.md)\n"
+	     "  -h, --help        this help\n"
+	     "\n"
+	     "Examples:\n"
+	     "  npulaunch import glm_5_2.mdx -o recipes/\n"
+	     "  npulaunch import --commit 165e34cd docs/best-practices/*.mdx -o recipes/ --check");
+}
+
+static int commit_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n >= 7 && n <= 64 && !s[n];
+}
+
+/* One page into the set: DIR/MODEL/model.yaml and DIR/MODEL/ID.yaml; into pages (may be NULL)
+ * what it wrote. */
+static int one(struct npl_cli *cli, const char *path, const char *dir, const char *commit, struct npl_outset *set,
+	       cJSON *pages)
+{
+	cJSON *pj = NULL, *rj = NULL;
+	struct npl_import_opts o = {0};
+	struct npl_import_result r;
+	struct npl_page p;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *text, *y;
+	size_t len;
+	int i;
+
+	if (!(text = npl_read_file_in(&cli->arena, path, &len, &cli->diag)))
+		return -1;
+	npl_diag_source(&cli->diag, path, text);
+	if (npl_page_read(&p, path, text, len, &cli->arena, &cli->diag))
+		return -1;
+	o.page_name = base;
+	o.commit = commit;
+	o.dirs = cli->recipe_dirs;
+	o.ndirs = cli->nrecipe_dirs;
+	if (npl_import_page(&p, &o, &r, &cli->arena, &cli->diag))
+		return -1;
+	y = npl_import_yaml(r.model, npl_arena_printf(&cli->arena, "%s, imported from %s by npulaunch import",
+							cJSON_GetObjectItem(r.model, "name")->valuestring, base),
+			    &cli->arena);
+	npl_out_add(set, npl_arena_printf(&cli->arena, "%s/%s/model.yaml", dir, r.model_id), y, strlen(y), 0644);
+	if (pages) {
+		pj = cJSON_CreateObject();
+		cJSON_AddStringToObject(pj, "page", path);
+		cJSON_AddStringToObject(pj, "model", r.model_id);
+		cJSON_AddStringToObject(pj, "model_file", npl_arena_printf(&cli->arena, "%s/%s/model.yaml", dir, r.model_id));
+		rj = cJSON_AddArrayToObject(pj, "recipes");
+		cJSON_AddItemToArray(pages, pj);
+	}
+	for (i = 0; i < r.n; i++) {
+		const char *file = npl_arena_printf(&cli->arena, "%s/%s/%s.yaml", dir, r.model_id, r.v[i].id);
+
+		y = npl_import_yaml(r.v[i].doc, npl_arena_printf(&cli->arena, "%s (%s)", r.v[i].section->title, base),
+				    &cli->arena);
+		npl_out_add(set, file, y, strlen(y), 0644);
+		if (rj) {
+			cJSON *e = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(e, "id", r.v[i].id);
+			cJSON_AddStringToObject(e, "file", file);
+			cJSON_AddStringToObject(e, "section", r.v[i].section->title);
+			cJSON_AddItemToArray(rj, e);
+		}
+	}
+	fprintf(stderr, "npulaunch: %s: %d recipe%s of %s\n", base, r.n, r.n == 1 ? "" : "s", r.model_id);
+	npl_import_release(&r);
+	return 0;
+}
+
+int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
+{
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+					     {"commit", required_argument, NULL, 'C'},
+					     {"check", no_argument, NULL, 'c'},
+					     {"json", no_argument, NULL, 'j'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct npl_outset set = {0};
+	const char *dir = NULL, *commit = NULL;
+	int c, i, check = 0, json = 0, differ = 0, rc = NPL_EXIT_OK;
+	cJSON *top = NULL, *pages = NULL;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			dir = optarg;
+			break;
+		case 'C':
+			commit = optarg;
+			break;
+		case 'c':
+			check = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			help();
+			return NPL_EXIT_OK;
+		default:
+			fputs("Try 'npulaunch import --help' for more information.\n", stderr);
+			return NPL_EXIT_USAGE;
+		}
+	}
+	if (!dir || !*dir || optind == argc) {
+		fprintf(stderr, "npulaunch: import: %s (npulaunch import PAGE... -o DIR)\n",
+			optind == argc ? "name at least one page" : "-o DIR is required");
+		return NPL_EXIT_USAGE;
+	}
+	if (commit && !commit_ok(commit)) {
+		fprintf(stderr, "npulaunch: import: --commit '%s' is not a commit id (7 to 64 lowercase hex digits)\n",
+			commit);
+		return NPL_EXIT_USAGE;
+	}
+	if (json) {
+		top = cJSON_CreateObject();
+		pages = cJSON_CreateArray();
+	}
+	for (i = optind; i < argc; i++)
+		if (one(cli, argv[i], dir, commit, &set, pages))
+			rc = NPL_EXIT_INVALID;
+	npl_cli_flush(cli);
+	if (rc == NPL_EXIT_OK) {
+		if (check)
+			rc = (differ = npl_out_check(&set, json ? stderr : stdout)) ? NPL_EXIT_FAIL : NPL_EXIT_OK;
+		else if (npl_out_commit(&set, &cli->diag))
+			rc = NPL_EXIT_FAIL;
+	} else {
+		fputs("npulaunch: import: nothing written\n", stderr);
+	}
+	npl_cli_flush(cli);
+	if (json) {
+		char *s;
+
+		cJSON_AddBoolToObject(top, "written", rc == NPL_EXIT_OK && !check);
+		cJSON_AddBoolToObject(top, "check", check);
+		cJSON_AddNumberToObject(top, "differences", differ);
+		cJSON_AddItemToObject(top, "pages", pages);
+		s = cJSON_Print(top);
+		puts(s);
+		free(s);
+		cJSON_Delete(top);
+	}
+	npl_out_release(&set);
+	return rc;
+}

@@ -1,0 +1,396 @@
+/* import_infer.c: what a page's section says outright, read into the skeleton of its recipe: the
+ * metadata, the topology its servers run, the speculative block their flags spell, the
+ * benchmark; see import.h. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "npulaunch/text.h"
+
+cJSON *npl_imp_obj(cJSON *obj, const char *key)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsObject(o)) {
+		if (o)
+			cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+		o = cJSON_AddObjectToObject(obj, key);
+	}
+	return o;
+}
+
+static int plain_number(const char *s)
+{
+	size_t n;
+
+	s += *s == '-';
+	if (!(n = strspn(s, "0123456789")))
+		return 0;
+	s += n;
+	if (*s == '.' && (n = strspn(s + 1, "0123456789")))
+		s += n + 1;
+	return !*s;
+}
+
+cJSON *npl_imp_scalar(const char *s)
+{
+	return plain_number(s) ? cJSON_CreateRaw(s) : cJSON_CreateString(s);
+}
+
+cJSON *npl_imp_flag_value(const struct npl_flagv *f)
+{
+	cJSON *v;
+	int i;
+
+	if (!f->n)
+		return cJSON_CreateTrue();
+	if (f->n == 1)
+		return npl_imp_scalar(f->v[0]);
+	v = cJSON_CreateArray();
+	for (i = 0; i < f->n; i++)
+		cJSON_AddItemToArray(v, npl_imp_scalar(f->v[i]));
+	return v;
+}
+
+void npl_imp_deviation(struct imp *m, const struct npl_loc *loc, const char *what, const char *why)
+{
+	cJSON *dev;
+
+	if (!m->doc) {
+		npl_warn(m->d, loc, "%s: %s", what, why);
+		return;
+	}
+	dev = npl_imp_obj(m->doc, "deviations");
+	if (cJSON_GetObjectItemCaseSensitive(dev, what))
+		return;
+	cJSON_AddStringToObject(dev, what, why);
+	npl_warn(m->d, loc, "%s: %s", what, why);
+}
+
+int npl_imp_role_launches(const struct imp *m, const char *role, const struct npl_norm **out, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < m->run.L.n && n < max; i++)
+		if (!strcmp(m->run.L.v[i].role, role))
+			out[n++] = &m->pn[i];
+	return n;
+}
+
+static const char *flag(const struct npl_norm *n, const char *name)
+{
+	const struct npl_flagv *f = n ? npl_norm_flag(n, name) : NULL;
+
+	return f && f->n ? f->v[f->n - 1] : NULL;
+}
+
+static int flag_int(const struct npl_norm *n, const char *name, int def)
+{
+	const char *v = flag(n, name);
+	int x = v ? npl_parse_uint(v) : -1;
+
+	return x >= 0 ? x : def;
+}
+
+/* ---- metadata ---------------------------------------------------------------------------- */
+
+static const char *field(const struct imp *m, enum npl_page_key k)
+{
+	const char *v = m->s->field[k].value;
+
+	return v && strcmp(v, "-") ? v : NULL;
+}
+
+static const char *slug(const char *name, struct npl_arena *a)
+{
+	char *s = npl_arena_strdup(a, name), *p;
+
+	for (p = s; *p; p++)
+		*p = isalnum((unsigned char)*p) || *p == '.' ? (char)tolower((unsigned char)*p) : '-';
+	return s;
+}
+
+int npl_imp_model(struct imp *m)
+{
+	const char *model = field(m, NPL_PAGE_MODEL), *hw = field(m, NPL_PAGE_HARDWARE);
+	const struct npl_layer *M;
+
+	if (!model)
+		return npl_error(m->d, &m->s->loc, "the section gives no Model: a recipe needs one");
+	if (!hw)
+		return npl_error(m->d, &m->s->loc, "the section gives no Hardware: a recipe needs one");
+	M = npl_db_model(m->base, model);
+	m->model_id = M ? M->id : slug(model, m->a);
+	m->model_name = M ? M->name : model;
+	if (!(m->hw = npl_db_hardware(m->base, hw)))
+		return npl_error(m->d, &m->s->field[NPL_PAGE_HARDWARE].loc,
+				 "no hardware profile is named '%s' (add it to a profile's aliases)", hw);
+	return 0;
+}
+
+static int meta(struct imp *m)
+{
+	const char *mode = field(m, NPL_PAGE_MODE), *cards = field(m, NPL_PAGE_CARDS);
+	const char *keys[] = {"quantization", "dataset", "tpot", "ttft"};
+	const enum npl_page_key pk[] = {NPL_PAGE_QUANTIZATION, NPL_PAGE_DATASET, NPL_PAGE_TPOT, NPL_PAGE_TTFT};
+	size_t i;
+
+	if (!m->s->title)
+		return npl_error(m->d, &m->s->loc, "the page's deployment has no section title: a recipe needs one "
+				 "(its id is made from the title)");
+	if (npl_imp_model(m))
+		return -1;
+	m->id = npl_recipe_id_from_title(m->a, m->s->title);
+	cJSON_AddStringToObject(m->doc, "kind", "recipe");
+	cJSON_AddStringToObject(m->doc, "title", m->s->title);
+	cJSON_AddStringToObject(m->doc, "model", m->model_id);
+	cJSON_AddStringToObject(m->doc, "hardware", m->hw->id);
+	if (!cards || npl_parse_uint(cards) <= 0)
+		return npl_error(m->d, cards ? &m->s->field[NPL_PAGE_CARDS].loc : &m->s->loc,
+				 "the section's Cards is not a number of cards: '%s'", cards ? cards : "(none)");
+	cJSON_AddItemToObject(m->doc, "cards", cJSON_CreateRaw(cards));
+	if (!mode)
+		return npl_error(m->d, &m->s->loc, "the section gives no Deploy Mode");
+	if (npl_strcaseeq(mode, "PD Mixed"))
+		cJSON_AddStringToObject(m->doc, "mode", "pd-mixed");
+	else if (npl_strcaseeq(mode, "PD Disaggregation") || npl_strcaseeq(mode, "PD Separation"))
+		cJSON_AddStringToObject(m->doc, "mode", "pd-disagg");
+	else
+		return npl_error(m->d, &m->s->field[NPL_PAGE_MODE].loc,
+				 "Deploy Mode '%s' is neither PD Mixed nor PD Disaggregation", mode);
+	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++)
+		if (field(m, pk[i]))
+			cJSON_AddStringToObject(m->doc, keys[i], field(m, pk[i]));
+	return 0;
+}
+
+/* ---- topology ---------------------------------------------------------------------------- */
+
+/* One role's instances from its launches: those sharing a --dist-init-addr are one instance. */
+static cJSON *role_topology(struct imp *m, const char *role, int *total)
+{
+	const struct npl_norm *L[256];
+	int n = npl_imp_role_launches(m, role, L, 256), i, j, inst = 0, per_node = 1, dpc = m->hw->dies_per_card.v;
+	int tp, pp, dies, cards, first = -1;
+	cJSON *t;
+
+	if (!n)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *addr = flag(L[i], "dist-init-addr");
+		int k, same = 0, seen = 0;
+
+		for (j = 0; j < i; j++)
+			seen |= addr && flag(L[j], "dist-init-addr") && !strcmp(addr, flag(L[j], "dist-init-addr"));
+		inst += !seen;
+		for (k = 0; k < n; k++)
+			same += L[k]->src->node == L[i]->src->node;
+		if (same > per_node)
+			per_node = same;
+	}
+	tp = flag_int(L[0], "tp-size", 0);
+	pp = flag_int(L[0], "pp-size", 1);
+	dies = tp * pp;
+	if (flag(L[0], "base-gpu-id"))
+		first = flag_int(L[0], "base-gpu-id", 0) / dpc;
+	cards = dies ? (dies + dpc - 1) / dpc : 0;
+	t = cJSON_CreateObject();
+	cJSON_AddNumberToObject(t, "instances", inst);
+	cJSON_AddNumberToObject(t, "cards", cards);
+	if (dies && dies != cards * dpc)
+		cJSON_AddNumberToObject(t, "dies", dies);
+	if (first > 0)
+		cJSON_AddNumberToObject(t, "first_card", first);
+	if (per_node > 1)
+		cJSON_AddNumberToObject(t, "per_node", per_node);
+	*total += inst * cards;
+	return t;
+}
+
+/* The dies one instance of t runs on. */
+static int instance_dies(const struct imp *m, const cJSON *t)
+{
+	const cJSON *dies = cJSON_GetObjectItem(t, "dies");
+
+	return dies ? (int)dies->valuedouble : (int)cJSON_GetObjectItem(t, "cards")->valuedouble * m->hw->dies_per_card.v;
+}
+
+static int topology(struct imp *m)
+{
+	static const char *const roles[] = {"prefill", "decode", "pd-mixed"};
+	int cards, total = 0, i, plain = 1;
+	cJSON *topo = cJSON_CreateObject(), *t;
+	const char *mode = cJSON_GetObjectItem(m->doc, "mode")->valuestring;
+
+	cards = npl_parse_uint(cJSON_GetObjectItem(m->doc, "cards")->valuestring);
+	for (i = 0; i < 3; i++)
+		if ((t = role_topology(m, roles[i], &total))) {
+			int c = (int)cJSON_GetObjectItem(t, "cards")->valuedouble;
+
+			cJSON_AddItemToObject(topo, roles[i], t);
+			plain &= cJSON_GetArraySize(t) == 2 && (int)cJSON_GetObjectItem(t, "instances")->valuedouble == 1 &&
+				 c == (!strcmp(mode, "pd-mixed") ? cards : cards / 2);
+		}
+	if (!strcmp(mode, "pd-mixed") && (t = cJSON_GetObjectItem(topo, "pd-mixed")) && total < cards) {
+		/* one instance on fewer dies than the page's cards have: the cards stay as the page
+		   says, the dies as its script runs */
+		int dies = instance_dies(m, t);
+
+		cJSON_ReplaceItemInObject(t, "cards", cJSON_CreateNumber(cards));
+		if (!cJSON_GetObjectItem(t, "dies"))
+			cJSON_AddNumberToObject(t, "dies", dies);
+		total = cards;
+		plain = 0;
+	}
+	if (total != cards && total) {
+		char what[128];
+
+		snprintf(what, sizeof(what), "cards");
+		npl_imp_deviation(m, &m->s->field[NPL_PAGE_CARDS].loc, what,
+				  npl_arena_printf(m->a, "the page's metadata says %d cards; its servers run on %d", cards,
+						   total));
+		cJSON_ReplaceItemInObject(m->doc, "cards", cJSON_CreateNumber(total));
+		plain = 0;
+	}
+	if (plain)
+		cJSON_Delete(topo);
+	else
+		cJSON_AddItemToObject(m->doc, "topology", topo);
+	return 0;
+}
+
+/* ---- speculative decoding ----------------------------------------------------------------- */
+
+static cJSON *spec_of(const struct npl_norm *n)
+{
+	const char *alg = flag(n, "speculative-algorithm"), *steps = flag(n, "speculative-num-steps");
+	const char *topk = flag(n, "speculative-eagle-topk"), *tokens = flag(n, "speculative-num-draft-tokens");
+	const char *dq = flag(n, "speculative-draft-model-quantization");
+	int path = npl_norm_flag(n, "speculative-draft-model-path") != NULL;
+	cJSON *b, *emit;
+
+	if (!alg && !steps && !topk && !tokens && !dq && !path)
+		return NULL;
+	b = cJSON_CreateObject();
+	if (alg)
+		cJSON_AddStringToObject(b, "algorithm", alg);
+	if (steps)
+		cJSON_AddItemToObject(b, "steps", npl_imp_scalar(steps));
+	if (topk)
+		cJSON_AddItemToObject(b, "topk", npl_imp_scalar(topk));
+	if (tokens && !(steps && topk && !strcmp(topk, "1") && atoi(tokens) == atoi(steps) + 1))
+		cJSON_AddItemToObject(b, "draft_tokens", npl_imp_scalar(tokens));
+	if (path)
+		cJSON_AddTrueToObject(b, "draft_model");
+	if (dq)
+		cJSON_AddStringToObject(b, "draft_quantization", dq);
+	if (!alg || !steps || !topk) {
+		emit = cJSON_AddArrayToObject(b, "emit");
+		if (alg)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("algorithm"));
+		if (steps)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("steps"));
+		if (topk)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("topk"));
+		if (tokens)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("draft_tokens"));
+		if (path)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("draft_model"));
+		if (dq)
+			cJSON_AddItemToArray(emit, cJSON_CreateString("draft_quantization"));
+	}
+	return b;
+}
+
+static void speculative(struct imp *m)
+{
+	const struct npl_norm *L[1];
+	cJSON *top = NULL, *pre = NULL;
+
+	if (npl_imp_role_launches(m, "pd-mixed", L, 1) || npl_imp_role_launches(m, "decode", L, 1))
+		top = spec_of(L[0]);
+	if (npl_imp_role_launches(m, "prefill", L, 1))
+		pre = spec_of(L[0]);
+	if (top)
+		cJSON_AddItemToObject(m->doc, "speculative", top);
+	if (pre)
+		cJSON_AddItemToObject(npl_imp_obj(npl_imp_obj(m->doc, "roles"), "prefill"), "speculative", pre);
+}
+
+/* ---- the benchmark ----------------------------------------------------------------------- */
+
+static void bench_sizes(cJSON *b, const struct npl_norm *n, const char *ds)
+{
+	const char *in = flag(n, "random-input-len"), *out = flag(n, "random-output-len");
+
+	if (!strcmp(ds, "generated-shared-prefix")) {
+		long sys = atol(flag(n, "gsp-system-prompt-len") ? flag(n, "gsp-system-prompt-len") : "0");
+		long q = atol(flag(n, "gsp-question-len") ? flag(n, "gsp-question-len") : "0");
+		long input = sys + q, prefix = input ? (sys * 100 + input / 2) / input : 0;
+
+		cJSON_AddNumberToObject(b, "input", (double)input);
+		if (flag(n, "gsp-output-len"))
+			cJSON_AddItemToObject(b, "output", npl_imp_scalar(flag(n, "gsp-output-len")));
+		cJSON_AddNumberToObject(b, "prefix", (double)prefix);
+		if (flag(n, "gsp-num-groups") && strcmp(flag(n, "gsp-num-groups"), "1"))
+			cJSON_AddItemToObject(b, "groups", npl_imp_scalar(flag(n, "gsp-num-groups")));
+		if ((input * prefix + 50) / 100 != sys || (input * (100 - prefix) + 50) / 100 != q) {
+			cJSON_AddNumberToObject(b, "system_prompt_len", (double)sys);
+			cJSON_AddNumberToObject(b, "question_len", (double)q);
+		}
+		return;
+	}
+	if (!strcmp(ds, "image")) {
+		if (flag(n, "image-resolution"))
+			cJSON_AddStringToObject(b, "resolution", flag(n, "image-resolution"));
+		if (flag(n, "image-count") && strcmp(flag(n, "image-count"), "1"))
+			cJSON_AddItemToObject(b, "images", npl_imp_scalar(flag(n, "image-count")));
+	}
+	if (in)
+		cJSON_AddItemToObject(b, "input", npl_imp_scalar(in));
+	if (out)
+		cJSON_AddItemToObject(b, "output", npl_imp_scalar(out));
+}
+
+static int bench(struct imp *m)
+{
+	const struct npl_norm *L[8];
+	int n = npl_imp_role_launches(m, "bench", L, 8);
+	const char *ds;
+	cJSON *b;
+
+	if (!n)
+		return npl_error(m->d, &m->s->loc, "the section has no benchmark: a recipe needs one");
+	if (n > 1)
+		return npl_error(m->d, &L[1]->src->l.loc, "the section runs %d benchmarks; a recipe holds one", n);
+	ds = flag(L[0], "dataset-name");
+	if (!ds || (strcmp(ds, "random") && strcmp(ds, "generated-shared-prefix") && strcmp(ds, "image")))
+		return npl_error(m->d, &L[0]->src->l.loc, "the benchmark's --dataset-name is '%s': a recipe's dataset is "
+				 "random, generated-shared-prefix or image", ds ? ds : "(none)");
+	b = npl_imp_obj(m->doc, "bench");
+	cJSON_AddStringToObject(b, "dataset", ds);
+	bench_sizes(b, L[0], ds);
+	if (flag(L[0], "max-concurrency"))
+		cJSON_AddItemToObject(b, "concurrency", npl_imp_scalar(flag(L[0], "max-concurrency")));
+	if (flag(L[0], "num-prompts"))
+		cJSON_AddItemToObject(b, "prompts", npl_imp_scalar(flag(L[0], "num-prompts")));
+	return 0;
+}
+
+int npl_imp_skeleton(struct imp *m)
+{
+	cJSON *prov;
+
+	if (meta(m))
+		return -1;
+	prov = npl_imp_obj(m->doc, "provenance");
+	cJSON_AddStringToObject(prov, "page", m->o->page_name);
+	cJSON_AddStringToObject(prov, "section", m->s->title);
+	if (m->o->commit)
+		cJSON_AddStringToObject(prov, "commit", m->o->commit);
+	if (topology(m))
+		return -1;
+	speculative(m);
+	return bench(m);
+}

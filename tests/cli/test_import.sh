@@ -1,0 +1,74 @@
+# import as a new user runs it: pages of each form into a recipe folder, the files as the
+# schema documents them, valid, and in sync with their pages by drift; a page of another model
+# with a new hardware name; --commit; --check; what cannot be read or expressed is located and
+# nothing is written. (The round trip against the pages' own records, node by node on the
+# simulated host, is golden.imported: tests/golden/roundtrip.sh.)
+. "$(dirname "$0")/lib.sh"
+
+P=$NPL_DATA/pages
+pages=("$P"/seeds/*.txt "$P"/upstream/deepseek_r1.mdx "$P"/upstream/deepseek_v3_2.mdx "$P"/upstream/qwen3_*.mdx)
+
+expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4
+expect_grep "$T/err" "qwen3_8b.mdx: 3 recipes of qwen3-8b"
+expect_grep "$T/err" "000_78a205449ed7d349.txt: 9 recipes of kimi-k2.6"
+expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 58 "one recipe per section"
+expect_eq "$(find "$T/r" -name model.yaml | wc -l)" 11 "one model file per page"
+# the files read like the hand-written ones: metadata, provenance, only what differs
+f=$T/r/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms.yaml
+expect_grep "$f" "title: \"Qwen3-8B W8A8 1P IN3K5 OUT1K5 5ms\""
+expect_grep "$f" "hardware: ascend-a3"
+expect_grep "$f" "  section: \"Qwen3-8B W8A8 1P IN3K5 OUT1K5 5ms\""
+expect_grep "$f" "  commit: \"0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4\""
+expect_grep "$f" "  mem-fraction-static: 0.894"
+expect_grep "$f" "  max-running-requests: 1"
+expect_nogrep "$f" "attention-backend"
+expect_grep "$T/r/qwen3-8b/model.yaml" "  attention-backend: ascend"
+expect_grep "$T/r/qwen3-8b/model.yaml" "  STREAMS_PER_DEVICE: null"
+# a page's slips become deviations, said on stderr
+expect_grep "$T/err" "warning: draft-model-path: the page gives the draft model's path as 'xxx'"
+expect_grep "$T/r/qwen3-30b-a3b/qwen3-30b-w8a8-1p-in3k5-out1k5-10ms.yaml" "  draft-model-path: "
+expect_grep "$T/r/qwen3.6-27b/qwen3.6-27b-2p-in64k-out1k-prefix90-50ms.yaml" "    dies: 2"
+expect_rc 0 "$NPL" --recipes "$T/r" validate
+expect_grep "$T/err" "0 errors"
+expect_rc 0 "$NPL" --recipes "$T/r" drift "${pages[@]}"
+expect_eq "$(tail -n 1 "$T/out")" "in sync" "drift of the imported recipes"
+# --check: the same import is current; an edited file is not
+expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4 --check
+sed -i 's/mem-fraction-static: 0.894/mem-fraction-static: 0.9/' "$f"
+expect_rc 1 "$NPL" import "${pages[@]}" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4 --check
+expect_grep "$T/out" "qwen3-8b-w8a8-1p-in3k5-out1k5-5ms.yaml"
+expect_rc 1 "$NPL" --recipes "$T/r" drift "$P/upstream/qwen3_8b.mdx"
+expect_grep "$T/out" "flag --mem-fraction-static: page 0.894, recipe 0.9"
+
+# ---- a model npulaunch has never seen, on hardware named as the glossary names it ----
+sed -e 's/Qwen3-8B/Acme-9B/g' -e 's/Ascend A3 Series Products/Atlas 800I A3/' "$P/upstream/qwen3_8b.mdx" >"$T/acme_9b.mdx"
+expect_rc 0 "$NPL" import "$T/acme_9b.mdx" -o "$T/new"
+expect_grep "$T/new/acme-9b/model.yaml" "name: Acme-9B"
+expect_grep "$T/new/acme-9b/acme-9b-w8a8-1p-in3k5-out1k5-5ms.yaml" "hardware: ascend-a3"
+expect_rc 0 "$NPL" --recipes "$T/new" render acme-9b-w8a8-1p-in3k5-out1k5-5ms -o "$T/bundle" --model-path /m \
+	--draft-model-path /d --ifname eth0
+expect_grep "$T/bundle/pd-mixed.sh" "mem-fraction-static"
+
+# ---- what cannot be read or expressed: located, nothing written ----
+sed '192s/--mem-fraction-static 0.894/--mem-fraction-statc 0.894/' "$P/upstream/qwen3_8b.mdx" >"$T/typo.mdx"
+expect_rc 5 "$NPL" import "$T/typo.mdx" -o "$T/none"
+expect_grep "$T/err" "$T/typo.mdx:192:5: error: --mem-fraction-statc is not an option"
+expect_grep "$T/err" "nothing written"
+[[ ! -e $T/none ]] || fail "a failed import wrote $T/none"
+sed "s/Atlas 800I A3/Atlas 9000 Z9/" "$P/upstream/qwen3_8b.mdx" >"$T/hw.mdx"
+expect_rc 5 "$NPL" import "$T/hw.mdx" -o "$T/none"
+expect_grep "$T/err" "no hardware profile is named 'Atlas 9000 Z9'"
+sed '190s/$/ \&\& rm -rf \/tmp\/x/' "$P/upstream/qwen3_8b.mdx" >"$T/shell.mdx"
+expect_rc 5 "$NPL" import "$T/shell.mdx" -o "$T/none"
+expect_grep "$T/err" "$T/shell.mdx:190:31: error: cannot read a redirection"
+# a page in good order beside a broken one: nothing of either is written
+expect_rc 5 "$NPL" import "$P/upstream/qwen3_8b.mdx" "$T/typo.mdx" -o "$T/none"
+[[ ! -e $T/none ]] || fail "a failed import wrote part of its pages"
+expect_rc 5 "$NPL" import "$P/upstream/glossary.mdx" -o "$T/none"
+expect_grep "$T/err" "no recipe section"
+expect_rc 2 "$NPL" import "$P/upstream/qwen3_8b.mdx"
+expect_rc 2 "$NPL" import -o "$T/none"
+expect_rc 2 "$NPL" import "$P/upstream/qwen3_8b.mdx" -o "$T/none" --commit 'HEAD; rm -rf /'
+expect_grep "$T/err" "is not a commit id"
+
+finish
