@@ -100,7 +100,7 @@ _npulaunch() {
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		[[ $cmd == apply || $cmd == preflight || $cmd == status || $cmd == bench ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur")
 		;;
-	validate | verify)
+	validate | verify | import | drift)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		;;
 	esac
