@@ -76,8 +76,9 @@ static int compare_recipe(const struct npl_db *db, struct imp *m, const struct n
 	struct npl_resolve_opts ro = {0};
 	struct npl_node_launches L;
 	struct npl_site site = m->run.site;
+	struct npl_diag rd = NPL_DIAG_INIT;
 	cJSON *plan;
-	int rc;
+	int rc, i;
 
 	/* a recipe's draft model or model path the page lacks is a difference, not a missing value */
 	if (!site.key[NPL_SITE_MODEL_PATH].n)
@@ -85,7 +86,14 @@ static int compare_recipe(const struct npl_db *db, struct imp *m, const struct n
 	if (!site.key[NPL_SITE_DRAFT_MODEL_PATH].n)
 		npl_site_set(&site, m->a, NPL_SITE_DRAFT_MODEL_PATH, "/path/to/draft-model-weights", NULL, m->d);
 	ro.site = &site;
-	if (!(plan = npl_resolve(db, R, &ro, m->d)))
+	/* the page's site values are all given, whatever the recipe uses: its notes about unused
+	   ones are noise here, its errors are not */
+	plan = npl_resolve(db, R, &ro, &rd);
+	for (i = 0; i < rd.n; i++)
+		if (rd.v[i].sev == NPL_ERROR)
+			npl_diag_add(m->d, NPL_ERROR, &rd.v[i].loc, "%s: %s", R->id, rd.v[i].msg);
+	npl_diag_release(&rd);
+	if (!plan)
 		return -1;
 	rc = npl_plan_launches(plan, &site, npl_pagerun_inherited, &L, m->a, m->d);
 	cJSON_Delete(plan);

@@ -15,6 +15,16 @@ expect_grep "$T/out" "= DeepSeek-R1 W8A8 2P1D 32P IN3K5 OUT1K5 16ms -> deepseek-
 expect_eq "$(grep -c '^= ' "$T/out")" 58 "58 sections in sync"
 expect_eq "$(tail -n 1 "$T/out")" "in sync" "the verdict"
 
+# ---- the seed recipes (the specification) against the newest pages of their models: how upstream moved ----
+N=$P/upstream-2026
+expect_rc 1 "$NPL" drift "$N/kimi_k2_6.mdx" "$N/qwen3_5_397b.mdx" "$N/deepseek_v4_flash.mdx"
+expect_eq "$(grep -c '^= Qwen3.5-397B-A17B' "$T/out")" 10 "the newest Qwen3.5 page deploys as the seed page"
+expect_grep "$T/out" "~ Kimi-K2.6 W4A8 1P1D 16P IN128K OUT1K 100ms -> kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms (by id)"
+expect_grep "$T/out" "    decode node 1 env SGLANG_ENABLE_SPEC_V2: page 1, recipe (none)"
+expect_grep "$T/out" "    router unset http_proxy: page (none), recipe (set)"
+expect_grep "$T/out" "    prefill node 1 env SGLANG_ENABLE_SPEC_V2: page 1, recipe (none)"
+expect_nogrep "$T/err" "has no use for it"
+
 # ---- a page that moved ----
 pg=$T/qwen3_8b.mdx
 sed -e '192s/--mem-fraction-static 0.894/--mem-fraction-static 0.9/' \
