@@ -4,7 +4,9 @@
  * shell (the setup blocks, then the blocks meant for it: a "#### Prefill node" block only on
  * prefill nodes, a router's block only for the router), what each node launches, the router
  * once (on the first prefill node), each benchmark once; and the site values that give a plan
- * the same addresses, interface and model paths. Nothing is executed (pagesh.h).
+ * the same addresses, interface and model paths. An address of the authors' own cluster that a
+ * page writes instead of a placeholder stands for a node the same way. Nothing is executed
+ * (pagesh.h).
  * Included by import, drift and their tests.
  */
 #ifndef NPL_PAGERUN_H
@@ -22,8 +24,16 @@
  * NULL-terminated): what a `PATH=/x:$PATH` builds on, so that prepend and append are seen. */
 extern const char *const npl_pagerun_inherited[];
 
+#define NPL_PAGERUN_MAX_LITERAL 64
+
 struct npl_page_run {
 	struct npl_pagesh_site psite;   /* the placeholders' addresses */
+	/* addresses of the authors' own cluster the page writes (not loopback, not a wildcard): each
+	   stands for a node as a placeholder would, in the list of the role its node runs */
+	const char *literal[NPL_PAGERUN_MAX_LITERAL];
+	struct npl_loc literal_loc[NPL_PAGERUN_MAX_LITERAL];   /* where it is first written */
+	int literal_role[NPL_PAGERUN_MAX_LITERAL];            /* 0 prefill, 1 decode, 2 a PD-mixed node, -1 none */
+	int nliteral;
 	struct npl_site site;           /* the same as site values, with model paths and interface */
 	struct npl_node_launches L;     /* servers node by node, the router, the benchmarks */
 	int nbench;

@@ -61,12 +61,36 @@ static void draft_placeholder(struct imp *m)
 	}
 }
 
+/* Addresses of the authors' own cluster: a node's is the site's value, with a deviation; one
+ * that is no node's cannot be told apart from a real service's, and is an error. */
+static int literal_addresses(struct imp *m)
+{
+	static const char *const roles[] = {"prefill", "decode", "PD-mixed"};
+	static const char *const flags[] = {"--prefill-ip", "--decode-ip", "--node-ip"};
+	const struct npl_page_run *r = &m->run;
+	int i, rc = 0;
+
+	for (i = 0; i < r->nliteral; i++) {
+		if (r->literal_role[i] < 0) {
+			rc = npl_error(m->d, &r->literal_loc[i], "the page names the address %s, which no node of its "
+				       "deployment has: an address of the authors' cluster that a recipe cannot carry "
+				       "(write a placeholder such as <your prefill ip1>, or the service's name)", r->literal[i]);
+			continue;
+		}
+		npl_imp_deviation(m, &r->literal_loc[i], npl_arena_printf(m->a, "address-%s", r->literal[i]),
+				  npl_arena_printf(m->a, "the page names %s, an address of the authors' own cluster, for a "
+						   "%s node; the recipe takes the node's address from the site (%s)",
+						   r->literal[i], roles[r->literal_role[i]], flags[r->literal_role[i]]));
+	}
+	return rc;
+}
+
 /* The page's launches on each node, read as argparse reads them. */
 int npl_imp_prepare(struct imp *m)
 {
 	int i;
 
-	if (npl_page_run(m->p, m->s, &m->run, m->a, m->d))
+	if (npl_page_run(m->p, m->s, &m->run, m->a, m->d) || literal_addresses(m))
 		return -1;
 	draft_placeholder(m);
 	m->pn = npl_arena_calloc(m->a, (size_t)m->run.L.n + 1, sizeof(*m->pn));

@@ -1,9 +1,11 @@
 /* pagerun.c: a page's section run node by node; see pagerun.h. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/buf.h"
 #include "npulaunch/pagerun.h"
 
 #define SERVER "sglang.launch_server"
@@ -270,9 +272,123 @@ static int site_of(struct run *c)
 	return rc ? -1 : 0;
 }
 
-int npl_page_run(const struct npl_page *p, const struct npl_page_section *s, struct npl_page_run *r,
+/* ---- addresses of the authors' own cluster ------------------------------------------------ */
+
+#define LITERAL_NET "100.64.0"     /* what they stand for: shared address space, never a site's */
+
+/* The IPv4 address at p (a whole word), or 0; its length in *n. Loopback, the wildcard and the
+ * addresses import itself gives placeholders are not the authors'. */
+static int literal_at(const char *text, const char *p, size_t *n)
+{
+	char buf[INET_ADDRSTRLEN];
+	struct in_addr in;
+	size_t k = strspn(p, "0123456789.");
+
+	if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '.')) || k < 7 || k >= sizeof(buf) ||
+	    isalnum((unsigned char)p[k]) || p[k - 1] == '.')
+		return 0;
+	memcpy(buf, p, k);
+	buf[k] = '\0';
+	if (inet_pton(AF_INET, buf, &in) != 1 || !strncmp(buf, "127.", 4) || !strcmp(buf, "0.0.0.0"))
+		return 0;
+	*n = k;
+	return 1;
+}
+
+/* Each literal address of the deployment replaced by one of LITERAL_NET (the same address by the
+ * same one, in the order they first appear); into r->literal what each stood for. */
+static void literal_addresses(struct npl_page_section *s, struct npl_page_run *r, struct npl_arena *a)
+{
+	struct npl_page_block *b = npl_arena_calloc(a, (size_t)s->ndeploy + 1, sizeof(*b));
+	int i, k;
+
+	for (i = 0; i < s->ndeploy; i++) {
+		struct npl_buf out = NPL_BUF_INIT;
+		const char *t = s->deploy[i].text, *p = t, *bol = t;
+		int line = s->deploy[i].loc.line;
+		size_t n;
+
+		b[i] = s->deploy[i];
+		while (*p) {
+			if (!isdigit((unsigned char)*p) || !literal_at(t, p, &n)) {
+				if (*p == '\n') {
+					line++;
+					bol = p + 1;
+				}
+				npl_buf_putc(&out, *p++);
+				continue;
+			}
+			for (k = 0; k < r->nliteral && (strlen(r->literal[k]) != n || strncmp(r->literal[k], p, n)); k++)
+				;
+			if (k == r->nliteral && k < NPL_PAGERUN_MAX_LITERAL) {
+				r->literal[k] = npl_arena_strndup(a, p, n);
+				r->literal_loc[k] = (struct npl_loc){s->deploy[i].loc.file, line, (int)(p - bol) + 1};
+				r->nliteral++;
+			}
+			if (k < NPL_PAGERUN_MAX_LITERAL)
+				npl_buf_printf(&out, "%s.%d", LITERAL_NET, 10 + k);
+			else
+				npl_buf_add(&out, p, n);
+			p += n;
+		}
+		b[i].text = npl_arena_strdup(a, npl_buf_str(&out));
+		npl_buf_release(&out);
+	}
+	s->deploy = b;
+}
+
+/* The role the node at ip runs (P_PREFILL, P_DECODE, P_NODE), or -1 when it launches nothing. */
+static int role_of_node(struct run *c, const char *ip)
+{
+	struct npl_pagesh_result res;
+	int i;
+
+	if (shell(c, ip, P_NODE, 0, &res))
+		return -2;
+	for (i = 0; i < res.n; i++) {
+		const char *mode = arg_of(&res.v[i], "--disaggregation-mode");
+
+		if (!strcmp(res.v[i].module, SERVER))
+			return !mode ? P_NODE : !strcmp(mode, "prefill") ? P_PREFILL : P_DECODE;
+	}
+	return -1;
+}
+
+/* The literal addresses added to the lists of the roles their nodes run. */
+static int literal_roles(struct run *c, int *max)
+{
+	struct npl_page_run *r = c->r;
+	const char **v[P_KINDS];
+	int k, i;
+
+	for (k = 0; k < P_KINDS; k++) {
+		v[k] = npl_arena_calloc(c->a, (size_t)(max[k] + r->nliteral + 1), sizeof(*v[k]));
+		for (i = 0; i < max[k]; i++)
+			v[k][i] = (k == P_PREFILL ? r->psite.prefill_ip : k == P_DECODE ? r->psite.decode_ip : r->psite.node_ip)[i];
+	}
+	for (i = 0; i < r->nliteral; i++) {
+		const char *ip = npl_arena_printf(c->a, "%s.%d", LITERAL_NET, 10 + i);
+		int role = role_of_node(c, ip);
+
+		if (role == -2)
+			return -1;
+		r->literal_role[i] = role;
+		if (role >= 0)
+			v[role][max[role]++] = ip;
+	}
+	r->psite.prefill_ip = v[P_PREFILL];
+	r->psite.nprefill = max[P_PREFILL];
+	r->psite.decode_ip = v[P_DECODE];
+	r->psite.ndecode = max[P_DECODE];
+	r->psite.node_ip = v[P_NODE];
+	r->psite.nnode = max[P_NODE];
+	return 0;
+}
+
+int npl_page_run(const struct npl_page *p, const struct npl_page_section *s0, struct npl_page_run *r,
 		 struct npl_arena *a, struct npl_diag *d)
 {
+	struct npl_page_section copy = *s0, *s = &copy;
 	static const char *const env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 					  "LD_LIBRARY_PATH=/usr/local/lib",
 					  "PYTHONPATH=/usr/local/lib/python3/dist-packages",
@@ -283,12 +399,15 @@ int npl_page_run(const struct npl_page *p, const struct npl_page_section *s, str
 
 	(void)p;
 	memset(r, 0, sizeof(*r));
+	literal_addresses(s, r, a);
 	for (i = 0; i < s->ndeploy; i++)
 		count_placeholders(s->deploy[i].text, max);
 	r->psite.ifname = NPL_PAGERUN_IFNAME;
 	r->psite.prefill_ip = addresses(P_PREFILL, r->psite.nprefill = max[P_PREFILL], a);
 	r->psite.decode_ip = addresses(P_DECODE, r->psite.ndecode = max[P_DECODE], a);
 	r->psite.node_ip = addresses(P_NODE, r->psite.nnode = max[P_NODE], a);
+	if (r->nliteral && literal_roles(&c, max))
+		return -1;
 	for (k = 0; k < P_KINDS; k++) {
 		const char *const *v = k == P_PREFILL ? r->psite.prefill_ip : k == P_DECODE ? r->psite.decode_ip
 											 : r->psite.node_ip;

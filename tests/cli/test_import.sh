@@ -49,6 +49,22 @@ expect_rc 0 "$NPL" --recipes "$T/new" render acme-9b-w8a8-1p-in3k5-out1k5-5ms -o
 	--draft-model-path /d --ifname eth0
 expect_grep "$T/bundle/pd-mixed.sh" "mem-fraction-static"
 
+# ---- a page with the addresses of its authors' cluster instead of placeholders ----
+sed -e 's/<your prefill ip1>/10.2.0.1/g; s/<your prefill ip2>/10.2.0.2/g; s/<your prefill ip>/10.2.0.1/g' \
+	-e 's/<your decode ip1>/10.2.0.3/g; s/<your decode ip2>/10.2.0.4/g; s/<your decode ip>/10.2.0.3/g' \
+	"$P/upstream/deepseek_r1.mdx" >"$T/deepseek_r1.mdx"
+expect_rc 0 "$NPL" import "$T/deepseek_r1.mdx" -o "$T/lit"
+expect_grep "$T/err" "$T/deepseek_r1.mdx:81:8: warning: address-10.2.0.1: the page names 10.2.0.1, an address of the authors' own cluster, for a prefill node; the recipe takes the node's address from the site (--prefill-ip)"
+f=$T/lit/deepseek-r1/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms.yaml
+expect_grep "$f" "  address-10.2.0.4: \"the page names 10.2.0.4, an address of the authors' own cluster, for a decode node"
+[[ -z $(grep -rh '10\.2\.0\.\|100\.64\.' "$T/lit" | grep -v '^  address-') ]] || fail "an address of the page's cluster reached a recipe"
+expect_rc 0 "$NPL" drift "$T/deepseek_r1.mdx"
+expect_eq "$(grep -c '^= ' "$T/out")" 7 "a page with its cluster's addresses deploys as the recipes"
+# one that is no node's (a service of theirs) cannot be told apart: an error, not a guess
+sed '83a export MY_SERVICE=http://10.9.9.9:8080' "$P/upstream/deepseek_r1.mdx" >"$T/service.mdx"
+expect_rc 5 "$NPL" import "$T/service.mdx" -o "$T/none"
+expect_grep "$T/err" "the page names the address 10.9.9.9, which no node of its deployment has"
+
 # ---- what cannot be read or expressed: located, nothing written ----
 sed '192s/--mem-fraction-static 0.894/--mem-fraction-statc 0.894/' "$P/upstream/qwen3_8b.mdx" >"$T/typo.mdx"
 expect_rc 5 "$NPL" import "$T/typo.mdx" -o "$T/none"
