@@ -46,7 +46,8 @@ int npl_import_page(const struct npl_page *p, const struct npl_import_opts *o, s
 		    struct npl_arena *a, struct npl_diag *d);
 void npl_import_release(struct npl_import_result *r);
 
-/* The YAML text of a document as import writes it: a comment line, then the document. */
+/* The YAML text of a document as import writes it: a comment line, then the document; NULL when
+ * a value cannot be written (text that is not UTF-8). */
 char *npl_import_yaml(const cJSON *doc, const char *comment, struct npl_arena *a);
 
 #endif

@@ -21,6 +21,9 @@ const char *npl_did_you_mean(const char *word, const char *const *cands, int n);
 
 /* 1 when s needs no quoting as a shell word. */
 int npl_shell_safe(const char *s);
+/* The offset of the first byte of s (n bytes) that does not start a valid UTF-8 character
+ * (overlong, a surrogate, past U+10FFFF, cut short, a stray byte); n when all are valid. */
+size_t npl_utf8_invalid(const char *s, size_t n);
 /* Append s as one shell word: bare when safe, else single-quoted. */
 void npl_shell_quote(struct npl_buf *b, const char *s);
 

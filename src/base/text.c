@@ -126,6 +126,23 @@ static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
 	return len;
 }
 
+size_t npl_utf8_invalid(const char *s, size_t n)
+{
+	size_t i = 0, len;
+	unsigned cp;
+
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (!(len = utf8_len((const unsigned char *)s + i, n - i, &cp)))
+			return i;
+		i += len;
+	}
+	return n;
+}
+
 size_t npl_escape_char(struct npl_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";

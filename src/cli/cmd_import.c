@@ -71,6 +71,10 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 	y = npl_import_yaml(r.model, npl_arena_printf(&cli->arena, "%s, imported from %s by npulaunch import",
 							cJSON_GetObjectItem(r.model, "name")->valuestring, base),
 			    &cli->arena);
+	if (!y) {
+		npl_import_release(&r);
+		return npl_error(&cli->diag, NULL, "%s: the model's document cannot be written as YAML", path);
+	}
 	npl_out_add(set, npl_arena_printf(&cli->arena, "%s/%s/model.yaml", dir, r.model_id), y, strlen(y), 0644);
 	if (pages) {
 		pj = cJSON_CreateObject();
@@ -85,6 +89,12 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 
 		y = npl_import_yaml(r.v[i].doc, npl_arena_printf(&cli->arena, "%s (%s)", r.v[i].section->title, base),
 				    &cli->arena);
+		if (!y) {
+			struct npl_loc at = r.v[i].section->loc;
+
+			npl_import_release(&r);
+			return npl_error(&cli->diag, &at, "this section's recipe cannot be written as YAML");
+		}
 		npl_out_add(set, file, y, strlen(y), 0644);
 		if (rj) {
 			cJSON *e = cJSON_CreateObject();

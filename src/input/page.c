@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "npulaunch/page.h"
+#include "npulaunch/text.h"
 
 /* The metadata keys: the MDX pages' bold names and the seed pages' Korean ones. */
 static const struct {
@@ -409,6 +410,7 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 		  struct npl_diag *d)
 {
 	struct reader r;
+	size_t bad;
 
 	memset(p, 0, sizeof(*p));
 	memset(&r, 0, sizeof(r));
@@ -420,6 +422,19 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 	r.end = text + len;
 	if (memchr(text, '\0', len))
 		return npl_error(d, &(struct npl_loc){file, 1, 1}, "not a text page: it holds a NUL byte");
+	if ((bad = npl_utf8_invalid(text, len)) < len) {
+		const char *bol = text, *q;
+		int line = 1;
+
+		for (q = text; q < text + bad; q++)
+			if (*q == '\n') {
+				line++;
+				bol = q + 1;
+			}
+		return npl_error(d, &(struct npl_loc){file, line, (int)(text + bad - bol) + 1},
+				 "not a text page: the byte 0x%02x here does not start a UTF-8 character",
+				 (unsigned char)text[bad]);
+	}
 	npl_diag_source(d, file, text);
 	p->form = len >= 3 && !memcmp(text, "---", 3) ? NPL_PAGE_MDX : NPL_PAGE_TEXT;
 	if (p->form == NPL_PAGE_MDX)

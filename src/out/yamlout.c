@@ -43,7 +43,13 @@ static int emit(yaml_emitter_t *e, yaml_event_t *ev)
 static int string(yaml_emitter_t *e, const char *s)
 {
 	yaml_event_t ev;
-	yaml_scalar_style_t style = plain_ok(s) ? YAML_PLAIN_SCALAR_STYLE
+	yaml_scalar_style_t style;
+
+	/* libyaml refuses text that is not UTF-8, and frees its event twice when it does: never
+	   hand it one */
+	if (npl_utf8_invalid(s, strlen(s)) < strlen(s))
+		return -1;
+	style = plain_ok(s) ? YAML_PLAIN_SCALAR_STYLE
 				    : strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 
 	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),

@@ -130,13 +130,15 @@ static int state_of(struct ctx *c, const cJSON *role, const cJSON *node, struct 
 		l->env = grow(c->a, l->env, l->nenv);
 		l->env[l->nenv++] = kv;
 	}
-	qsort(l->env, (size_t)l->nenv, sizeof(*l->env), by_str);
+	if (l->nenv > 1)
+		qsort(l->env, (size_t)l->nenv, sizeof(*l->env), by_str);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		if (npl_json_str(it, "name") && !exported(l, npl_json_str(it, "name"))) {
 			l->unset = grow(c->a, l->unset, l->nunset);
 			l->unset[l->nunset++] = npl_arena_strdup(c->a, npl_json_str(it, "name"));
 		}
-	qsort(l->unset, (size_t)l->nunset, sizeof(*l->unset), by_str);
+	if (l->nunset > 1)
+		qsort(l->unset, (size_t)l->nunset, sizeof(*l->unset), by_str);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "source"))
 		if (npl_json_str(it, "path")) {
 			l->sourced = grow(c->a, l->sourced, l->nsourced);
@@ -153,7 +155,8 @@ static int state_of(struct ctx *c, const cJSON *role, const cJSON *node, struct 
 			l->sysctl[l->nsysctl++] =
 				npl_arena_printf(c->a, "%s=%s", npl_json_str(it, "name"), npl_json_str(it, "value"));
 		}
-		qsort(l->sysctl, (size_t)l->nsysctl, sizeof(*l->sysctl), by_str);
+		if (l->nsysctl > 1)
+			qsort(l->sysctl, (size_t)l->nsysctl, sizeof(*l->sysctl), by_str);
 	}
 	return 0;
 }

@@ -30,9 +30,9 @@ char *npl_import_yaml(const cJSON *doc, const char *comment, struct npl_arena *a
 	cJSON_AddItemToArray(docs, copy);
 	if (comment)
 		npl_buf_printf(&b, "# %s\n", comment);
-	npl_yamlout_docs(&b, docs);
+	i = npl_yamlout_docs(&b, docs);
 	cJSON_Delete(docs);
-	s = npl_arena_strdup(a, npl_buf_str(&b));
+	s = i ? NULL : npl_arena_strdup(a, npl_buf_str(&b));
 	npl_buf_release(&b);
 	return s;
 }

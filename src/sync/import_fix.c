@@ -80,6 +80,10 @@ int npl_imp_verify(struct imp *m, const cJSON *model, struct npl_diffs *out)
 
 	npl_arena_init(&da);
 	npl_db_init(&db, &da);
+	if (!mt || !rt) {
+		npl_error(&vd, &m->s->loc, "a value of this section cannot be written as YAML (text that is not UTF-8)");
+		goto out;
+	}
 	if (npl_db_load_embedded(&db, &vd))
 		goto out;
 	for (i = 0; i < m->o->ndirs; i++)

@@ -80,6 +80,11 @@ expect_grep "$T/err" "$T/shell.mdx:190:31: error: cannot read a redirection"
 # a page in good order beside a broken one: nothing of either is written
 expect_rc 5 "$NPL" import "$P/upstream/qwen3_8b.mdx" "$T/typo.mdx" -o "$T/none"
 [[ ! -e $T/none ]] || fail "a failed import wrote part of its pages"
+# a page that is not UTF-8 text (found by fuzz_page: libyaml's emitter then freed an event twice)
+sed '192s/0.894/0.89\xce/' "$P/upstream/qwen3_8b.mdx" >"$T/bytes.mdx"
+expect_rc 5 "$NPL" import "$T/bytes.mdx" -o "$T/none"
+expect_grep "$T/err" "$T/bytes.mdx:192:31: error: not a text page: the byte 0xce here does not start a UTF-8 character"
+expect_rc 5 "$NPL" drift "$T/bytes.mdx"
 expect_rc 5 "$NPL" import "$P/upstream/glossary.mdx" -o "$T/none"
 expect_grep "$T/err" "no recipe section"
 expect_rc 2 "$NPL" import "$P/upstream/qwen3_8b.mdx"
