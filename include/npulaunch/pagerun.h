@@ -39,6 +39,10 @@ struct npl_page_run {
 	int nbench;
 };
 
+/* s with each address the run gave a node written as the page writes it ("<your prefill ip2>",
+ * or the literal address), for messages and reports. In a. */
+const char *npl_page_run_show(const struct npl_page_run *r, const char *s, struct npl_arena *a);
+
 /* Run section s of page p. 0, or -1 with located errors in d (a node that launches two
  * different roles, no server launch at all, a benchmark block that launches no benchmark). */
 int npl_page_run(const struct npl_page *p, const struct npl_page_section *s, struct npl_page_run *r,

@@ -100,7 +100,13 @@ static int compare_recipe(const struct npl_db *db, struct imp *m, const struct n
 	if (rc)
 		return -1;
 	metadata(m, R, ds);
-	return npl_compare(m->engine, &m->run.L, &L, ds, m->a, m->d);
+	rc = npl_compare(m->engine, &m->run.L, &L, ds, m->a, m->d);
+	/* the addresses as the page writes them, not those the run gave its nodes */
+	for (i = 0; i < ds->n; i++) {
+		ds->v[i].page = npl_page_run_show(&m->run, ds->v[i].page, m->a);
+		ds->v[i].plan = npl_page_run_show(&m->run, ds->v[i].plan, m->a);
+	}
+	return rc;
 }
 
 int npl_drift_page(const struct npl_db *db, const struct npl_engine *e, const struct npl_page *p,

@@ -193,6 +193,13 @@ static int fix_flag(struct imp *m, const struct npl_diff *x)
 {
 	int srv = server(x->role);
 
+	if (srv && !strcmp(x->name, "dist-init-addr") && !x->page && x->plan) {
+		npl_imp_deviation(m, &x->loc, "rendezvous",
+				  npl_arena_printf(m->a, "the page's %s server runs on several nodes with no "
+						   "--dist-init-addr, so its nodes would never meet; the recipe gives "
+						   "the rule's, the instance's first node at ports.dist_init", x->role));
+		return 2;
+	}
 	if (srv && in(explicit_flags, x->name))
 		return fix_explicit(m, x);
 	if (!strcmp(x->role, "bench") && (!strcmp(x->name, "host") || !strcmp(x->name, "port")) && x->plan) {
@@ -327,12 +334,20 @@ static int fix(struct imp *m, const struct npl_diff *x)
 
 /* ---- until nothing differs ---------------------------------------------------------------- */
 
+/* A difference a deviation of the document accepts: the benchmark's host and port, a missing
+ * rendezvous. */
 static int accepted(const struct imp *m, const struct npl_diff *x)
 {
 	const cJSON *dev = cJSON_GetObjectItemCaseSensitive(m->doc, "deviations");
+	const char *key = NULL;
 
-	return x->kind == NPL_DIFF_FLAG && !strcmp(x->role, "bench") &&
-	       cJSON_GetObjectItemCaseSensitive(dev, npl_arena_printf(m->a, "bench-%s", x->name)) != NULL;
+	if (x->kind != NPL_DIFF_FLAG)
+		return 0;
+	if (!strcmp(x->role, "bench"))
+		key = npl_arena_printf(m->a, "bench-%s", x->name);
+	else if (server(x->role) && !strcmp(x->name, "dist-init-addr") && !x->page)
+		key = "rendezvous";
+	return key && cJSON_GetObjectItemCaseSensitive(dev, key) != NULL;
 }
 
 static void report(struct imp *m, const struct npl_diff *x)
@@ -348,7 +363,8 @@ static void report(struct imp *m, const struct npl_diff *x)
 	else
 		npl_error(m->d, &x->loc, "%s: cannot express the page's %s %s%s (%s) where the recipe gives %s", where,
 			  npl_diff_kind_name(x->kind), x->kind == NPL_DIFF_FLAG ? "--" : "", x->name,
-			  x->page ? (*x->page ? x->page : "set") : "absent", x->plan ? (*x->plan ? x->plan : "set") : "nothing");
+			  x->page ? (*x->page ? npl_page_run_show(&m->run, x->page, m->a) : "set") : "absent",
+			  x->plan ? (*x->plan ? npl_page_run_show(&m->run, x->plan, m->a) : "set") : "nothing");
 }
 
 int npl_imp_converge(struct imp *m, const cJSON *model)

@@ -167,23 +167,21 @@ static int meta(struct imp *m)
 
 /* ---- topology ---------------------------------------------------------------------------- */
 
-/* One role's instances from its launches: those sharing a --dist-init-addr are one instance. */
+/* One role's instances from its launches: each starts at its node of rank 0. */
 static cJSON *role_topology(struct imp *m, const char *role, int *total)
 {
 	const struct npl_norm *L[256];
-	int n = npl_imp_role_launches(m, role, L, 256), i, j, inst = 0, per_node = 1, dpc = m->hw->dies_per_card.v;
+	int n = npl_imp_role_launches(m, role, L, 256), i, inst = 0, per_node = 1, dpc = m->hw->dies_per_card.v;
 	int tp, pp, dies, cards, first = -1;
 	cJSON *t;
 
 	if (!n)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		const char *addr = flag(L[i], "dist-init-addr");
-		int k, same = 0, seen = 0;
+		int k, same = 0;
 
-		for (j = 0; j < i; j++)
-			seen |= addr && flag(L[j], "dist-init-addr") && !strcmp(addr, flag(L[j], "dist-init-addr"));
-		inst += !seen;
+		/* an instance starts at its node of rank 0 (or without a rank: one node) */
+		inst += flag_int(L[i], "node-rank", 0) == 0;
 		for (k = 0; k < n; k++)
 			same += L[k]->src->node == L[i]->src->node;
 		if (same > per_node)

@@ -14,6 +14,9 @@
 
 enum { P_PREFILL, P_DECODE, P_NODE, P_KINDS };
 
+/* what the addresses of the authors' own cluster stand for: shared address space, never a site's */
+#define LITERAL_NET "100.64.0"
+
 const char *const npl_pagerun_inherited[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 					     "LD_LIBRARY_PATH=/usr/local/lib",
 					     "PYTHONPATH=/usr/local/lib/python3/dist-packages", NULL};
@@ -272,9 +275,43 @@ static int site_of(struct run *c)
 	return rc ? -1 : 0;
 }
 
+const char *npl_page_run_show(const struct npl_page_run *r, const char *s, struct npl_arena *a)
+{
+	static const char *const kind[] = {"prefill ip", "decode ip"};
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *p = s, *out;
+
+	if (!s)
+		return NULL;
+	while (*p) {
+		const char *const *v[P_KINDS] = {r->psite.prefill_ip, r->psite.decode_ip, r->psite.node_ip};
+		int n[P_KINDS] = {r->psite.nprefill, r->psite.ndecode, r->psite.nnode}, k, i, done = 0;
+
+		for (k = 0; k < P_KINDS && !done; k++)
+			for (i = 0; i < n[k] && !done; i++) {
+				size_t len = strlen(v[k][i]);
+
+				if (strncmp(p, v[k][i], len) || isdigit((unsigned char)p[len]))
+					continue;
+				if (!strncmp(v[k][i], LITERAL_NET ".", strlen(LITERAL_NET) + 1))
+					npl_buf_puts(&b, r->literal[atoi(v[k][i] + strlen(LITERAL_NET) + 1) - 10]);
+				else if (k == P_NODE)
+					npl_buf_printf(&b, "<your node%d ip>", i + 1);
+				else
+					npl_buf_printf(&b, "<your %s%d>", kind[k], i + 1);
+				p += len;
+				done = 1;
+			}
+		if (!done)
+			npl_buf_putc(&b, *p++);
+	}
+	out = npl_arena_strdup(a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return out;
+}
+
 /* ---- addresses of the authors' own cluster ------------------------------------------------ */
 
-#define LITERAL_NET "100.64.0"     /* what they stand for: shared address space, never a site's */
 
 /* The IPv4 address at p (a whole word), or 0; its length in *n. Loopback, the wildcard and the
  * addresses import itself gives placeholders are not the authors'. */

@@ -65,6 +65,15 @@ sed '83a export MY_SERVICE=http://10.9.9.9:8080' "$P/upstream/deepseek_r1.mdx" >
 expect_rc 5 "$NPL" import "$T/service.mdx" -o "$T/none"
 expect_grep "$T/err" "the page names the address 10.9.9.9, which no node of its deployment has"
 
+# ---- a multi-node server with no rendezvous: the rule's, with a deviation ----
+sed '104d' "$P/upstream/deepseek_v3_2.mdx" >"$T/deepseek_v3_2.mdx"
+expect_rc 0 "$NPL" import "$T/deepseek_v3_2.mdx" -o "$T/rv"
+expect_grep "$T/err" "$T/deepseek_v3_2.mdx:99:9: warning: rendezvous: the page's prefill server runs on several nodes with no --dist-init-addr"
+expect_grep "$T/rv/deepseek-v3.2/deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms.yaml" "  rendezvous: "
+expect_rc 0 "$NPL" --recipes "$T/rv" validate
+expect_rc 1 "$NPL" --recipes "$T/rv" drift "$T/deepseek_v3_2.mdx"
+expect_grep "$T/out" "prefill node 1 flag --dist-init-addr: page (none), recipe <your prefill ip1>:5000"
+
 # ---- what cannot be read or expressed: located, nothing written ----
 sed '192s/--mem-fraction-static 0.894/--mem-fraction-statc 0.894/' "$P/upstream/qwen3_8b.mdx" >"$T/typo.mdx"
 expect_rc 5 "$NPL" import "$T/typo.mdx" -o "$T/none"
