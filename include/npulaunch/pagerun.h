@@ -34,6 +34,12 @@ struct npl_page_run {
 	struct npl_loc literal_loc[NPL_PAGERUN_MAX_LITERAL];   /* where it is first written */
 	int literal_role[NPL_PAGERUN_MAX_LITERAL];            /* 0 prefill, 1 decode, 2 a PD-mixed node, -1 none */
 	int nliteral;
+	/* a node list shorter than a server's --nnodes: the first such role, the nodes the page
+	   lists for it and the nodes its server runs on; the nodes past the list run the first
+	   node's launch with their own rank */
+	const char *short_role;
+	int short_listed, short_nnodes;
+	struct npl_loc short_loc;
 	struct npl_site site;           /* the same as site values, with model paths and interface */
 	struct npl_node_launches L;     /* servers node by node, the router, the benchmarks */
 	int nbench;

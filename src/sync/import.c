@@ -70,6 +70,12 @@ static int literal_addresses(struct imp *m)
 	const struct npl_page_run *r = &m->run;
 	int i, rc = 0;
 
+	if (r->short_role)
+		npl_imp_deviation(m, &r->short_loc, "nodes",
+				  npl_arena_printf(m->a, "the page lists %d %s node%s but its server runs --nnodes %d; "
+						   "each node past the list runs the same launch with its own --node-rank "
+						   "(the site gives %d addresses)", r->short_listed, r->short_role,
+						   r->short_listed == 1 ? "" : "s", r->short_nnodes, r->short_nnodes));
 	for (i = 0; i < r->nliteral; i++) {
 		if (r->literal_role[i] < 0) {
 			rc = npl_error(m->d, &r->literal_loc[i], "the page names the address %s, which no node of its "

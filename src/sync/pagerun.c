@@ -310,6 +310,78 @@ const char *npl_page_run_show(const struct npl_page_run *r, const char *s, struc
 	return out;
 }
 
+/* ---- a node list shorter than --nnodes ------------------------------------------------------ */
+
+static const char **grow_list(const char *const *v, int n, int want, int kind, struct npl_arena *a)
+{
+	static const char *const net[P_KINDS] = {"192.0.2", "198.51.100", "203.0.113"};
+	const char **w = npl_arena_calloc(a, (size_t)want + 1, sizeof(*w));
+	int i;
+
+	for (i = 0; i < want; i++)
+		w[i] = i < n ? v[i] : npl_arena_printf(a, "%s.%d", net[kind], 10 + i);
+	return w;
+}
+
+/* A copy of l as the node of rank k of its instance, at ip (its --host, where that was its own
+ * node's address, too). */
+static struct npl_pagesh_launch as_rank(const struct npl_pagesh_launch *l, const char *own, const char *ip, int k,
+					struct npl_arena *a)
+{
+	struct npl_pagesh_launch c = *l;
+	int i;
+
+	c.argv = npl_arena_calloc(a, (size_t)l->argc + 1, sizeof(*c.argv));
+	for (i = 0; i < l->argc; i++) {
+		c.argv[i] = l->argv[i];
+		if (i && !strcmp(l->argv[i - 1], "--node-rank"))
+			c.argv[i] = npl_arena_printf(a, "%d", k);
+		else if (i && !strcmp(l->argv[i - 1], "--host") && own && !strcmp(l->argv[i], own))
+			c.argv[i] = ip;
+	}
+	return c;
+}
+
+/* The nodes an instance runs on beyond the page's node list: each runs its first node's launch
+ * with its own rank, and r->short_list says where (for the deviation). */
+static void fill_short_lists(struct run *c)
+{
+	struct npl_page_run *r = c->r;
+	int i, n = r->L.n, k;
+
+	for (i = 0; i < n; i++) {
+		struct npl_node_launch x = r->L.v[i];
+		const char *nn = arg_of(&x.l, "--nnodes"), *rank = arg_of(&x.l, "--node-rank");
+		int nodes = nn ? atoi(nn) : 1, kind = !strcmp(x.role, "prefill") ? P_PREFILL
+						      : !strcmp(x.role, "decode") ? P_DECODE : P_NODE;
+		int *len = kind == P_PREFILL ? &r->psite.nprefill : kind == P_DECODE ? &r->psite.ndecode : &r->psite.nnode;
+		const char *const **list = kind == P_PREFILL ? &r->psite.prefill_ip
+					   : kind == P_DECODE ? &r->psite.decode_ip : &r->psite.node_ip;
+
+		if (nodes <= 1 || nodes > 64 || (rank && strcmp(rank, "0")) || x.node + nodes <= *len || !x.ip)
+			continue;
+		if (!r->short_role) {
+			r->short_role = x.role;
+			r->short_listed = *len;
+			r->short_nnodes = nodes;
+			r->short_loc = x.l.loc;
+		}
+		*list = grow_list(*list, *len, x.node + nodes, kind, c->a);
+		for (k = 1; k < nodes; k++) {
+			struct npl_node_launch y = x;
+
+			if (x.node + k < *len)
+				continue;
+			y.node = x.node + k;
+			y.ip = (*list)[y.node];
+			y.instance = 0;
+			y.l = as_rank(&x.l, x.ip, y.ip, k, c->a);
+			push(&r->L, &c->cap, &y, c->a);
+		}
+		*len = x.node + nodes;
+	}
+}
+
 /* ---- addresses of the authors' own cluster ------------------------------------------------ */
 
 
@@ -455,6 +527,7 @@ int npl_page_run(const struct npl_page *p, const struct npl_page_section *s0, st
 	}
 	if (!max[P_PREFILL] && !max[P_DECODE] && !max[P_NODE] && servers_on(&c, NULL, P_NODE))
 		return -1;
+	fill_short_lists(&c);
 	servers = r->L.n;
 	if (!servers)
 		return npl_error(d, &s->loc, "the section's deployment launches no %s on any node it names", SERVER);

@@ -74,6 +74,14 @@ expect_rc 0 "$NPL" --recipes "$T/rv" validate
 expect_rc 1 "$NPL" --recipes "$T/rv" drift "$T/deepseek_v3_2.mdx"
 expect_grep "$T/out" "prefill node 1 flag --dist-init-addr: page (none), recipe <your prefill ip1>:5000"
 
+# ---- a node list shorter than --nnodes: the missing node runs the first's launch at its rank ----
+sed "76s/.*/P_IP=('<your prefill ip1>')/" "$P/upstream/deepseek_v3_2.mdx" >"$T/short.mdx"
+expect_rc 0 "$NPL" import "$T/short.mdx" -o "$T/short"
+expect_grep "$T/err" "$T/short.mdx:99:9: warning: nodes: the page lists 1 prefill node but its server runs --nnodes 2"
+expect_grep "$T/short/deepseek-v3.2/deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms.yaml" "  nodes: "
+expect_rc 0 "$NPL" drift "$T/short.mdx"
+expect_eq "$(grep -c '^= ' "$T/out")" 3 "the shortened page deploys as the recipes"
+
 # ---- what cannot be read or expressed: located, nothing written ----
 sed '192s/--mem-fraction-static 0.894/--mem-fraction-statc 0.894/' "$P/upstream/qwen3_8b.mdx" >"$T/typo.mdx"
 expect_rc 5 "$NPL" import "$T/typo.mdx" -o "$T/none"
