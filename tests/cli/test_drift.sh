@@ -24,6 +24,12 @@ expect_grep "$T/out" "    decode node 1 env SGLANG_ENABLE_SPEC_V2: page 1, recip
 expect_grep "$T/out" "    router unset http_proxy: page (none), recipe (set)"
 expect_grep "$T/out" "    prefill node 1 env SGLANG_ENABLE_SPEC_V2: page 1, recipe (none)"
 expect_nogrep "$T/err" "has no use for it"
+# the newest DeepSeek-V3.2 page spells attention DP the new way (--attn-dp-size, SGLang after 001067ff):
+# read, not refused (exit 5), and named as a difference from the recipe's --dp-size --enable-dp-attention
+expect_rc 1 "$NPL" drift "$N/deepseek_v3_2.mdx"
+expect_nogrep "$T/err" "is not an option of"
+expect_grep "$T/out" "    decode node 1 flag --attn-dp-size: page 8, recipe (none)"
+expect_grep "$T/out" "    decode node 1 flag --enable-dp-attention: page (none), recipe (set)"
 
 # ---- a page that moved ----
 pg=$T/qwen3_8b.mdx
