@@ -58,6 +58,7 @@ struct npl_page_section {
 	struct npl_page_field field[NPL_PAGE_NKEYS];
 	struct npl_page_block *deploy, *bench;
 	int ndeploy, nbench;
+	const char *tier;       /* "low-latency" or "high-throughput": the page's table that lists it, or NULL */
 };
 
 struct npl_page {

@@ -2,12 +2,14 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/import.h"
 #include "npulaunch/output.h"
 #include "npulaunch/page.h"
+#include "npulaunch/yaml.h"
 
 static void help(void)
 {
@@ -41,6 +43,43 @@ static int commit_ok(const char *s)
 	size_t n = strspn(s, "0123456789abcdef");
 
 	return n >= 7 && n <= 64 && !s[n];
+}
+
+/* What a maintainer adds to an imported recipe and a re-import keeps: the ids it replaced
+ * (`aliases`) and its `notes`, read from the file the import replaces (if there is one) into
+ * doc. 0, or -1 when that file is there but cannot be read as YAML. */
+static int keep_curated(struct npl_cli *cli, const char *file, cJSON *doc)
+{
+	struct npl_ynode **docs, *top;
+	struct stat st;
+	size_t len;
+	char *text;
+	int nd, i, j;
+
+	if (lstat(file, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (!(text = npl_read_file_in(&cli->arena, file, &len, &cli->diag)) ||
+	    npl_yaml_load(&cli->arena, file, text, len, &docs, &nd, &cli->diag))
+		return -1;
+	if (nd != 1 || (top = docs[0])->kind != NPL_YMAP)
+		return 0;
+	for (i = 0; i < top->n; i++) {
+		const struct npl_ynode *k = top->kids[2 * i], *v = top->kids[2 * i + 1];
+
+		if (!strcmp(k->str, "notes") && v->kind == NPL_YSCALAR && !npl_ynull(v)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(doc, "notes");
+			cJSON_AddStringToObject(doc, "notes", v->str);
+		} else if (!strcmp(k->str, "aliases") && v->kind == NPL_YSEQ) {
+			cJSON *a = cJSON_CreateArray();
+
+			for (j = 0; j < v->n; j++)
+				if (v->kids[j]->kind == NPL_YSCALAR)
+					cJSON_AddItemToArray(a, cJSON_CreateString(v->kids[j]->str));
+			cJSON_DeleteItemFromObjectCaseSensitive(doc, "aliases");
+			cJSON_AddItemToObject(doc, "aliases", a);
+		}
+	}
+	return 0;
 }
 
 /* One page into the set: DIR/MODEL/model.yaml and DIR/MODEL/ID.yaml; into pages (may be NULL)
@@ -87,6 +126,10 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 	for (i = 0; i < r.n; i++) {
 		const char *file = npl_arena_printf(&cli->arena, "%s/%s/%s.yaml", dir, r.model_id, r.v[i].id);
 
+		if (keep_curated(cli, file, r.v[i].doc)) {
+			npl_import_release(&r);
+			return -1;
+		}
 		y = npl_import_yaml(r.v[i].doc, npl_arena_printf(&cli->arena, "%s (%s)", r.v[i].section->title, base),
 				    &cli->arena);
 		if (!y) {

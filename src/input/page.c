@@ -29,6 +29,20 @@ static const struct {
 
 enum part { NONE, PART_DEPLOY, PART_BENCH };
 
+/* The tier tables: "### Low Latency" / "저지연 (Low Latency)" and their high-throughput twins list
+ * a row per recipe, linking its section's anchor (MDX) or giving its metadata (both forms). */
+static const struct {
+	const char *mdx, *text, *tier;
+} tiers[] = {
+	{"Low Latency", "저지연 (Low Latency)", "low-latency"},
+	{"High Throughput", "고처리량 (High Throughput)", "high-throughput"},
+};
+
+struct tier_row {
+	const char *tier, *anchor;
+	const char *cell[NPL_PAGE_NKEYS];
+};
+
 /* A bold "**Key**: value" line whose key is not one of ours, reported when its section turns
  * out to be a recipe (the glossary bolds terms the same way). */
 struct stray {
@@ -51,6 +65,11 @@ struct reader {
 	int nstrays;
 	int errors;
 	int errors_at_open;           /* a section's own errors say enough: no "no shell" after them */
+	const char *tier;             /* inside this tier's table part, or NULL */
+	int head[16], nhead;          /* the table's columns: a metadata key each, or -1 */
+	struct tier_row *rows;
+	int nrows, caprows;
+	int seen;                     /* the tier headings of the page: bit 0 low latency, bit 1 high throughput */
 };
 
 const char *npl_page_key_name(enum npl_page_key k)
@@ -188,6 +207,152 @@ static void set_field(struct reader *r, enum npl_page_key k, const char *s, cons
 	f->loc = at(r, r->line, col);
 }
 
+/* ---- tier tables ---------------------------------------------------------- */
+
+/* The tier a heading starts (noted as seen), or NULL */
+static const char *tier_of(struct reader *r, const char *heading)
+{
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(tiers); i++)
+		if (!strcmp(heading, tiers[i].mdx) || !strcmp(heading, tiers[i].text)) {
+			r->seen |= 1 << i;
+			return tiers[i].tier;
+		}
+	return NULL;
+}
+
+static struct tier_row *add_row(struct reader *r)
+{
+	if (r->nrows == r->caprows) {
+		r->caprows = r->caprows ? r->caprows * 2 : 16;
+		r->rows = npl_arena_grow(r->a, r->rows, (size_t)r->nrows, (size_t)r->caprows, sizeof(*r->rows));
+	}
+	memset(&r->rows[r->nrows], 0, sizeof(r->rows[0]));
+	r->rows[r->nrows].tier = r->tier;
+	return &r->rows[r->nrows++];
+}
+
+/* A line of a tier table, its cells split at sep ('|' or a tab): the header names the columns,
+ * a row is kept with its anchor ("[...](#anchor)") and its metadata cells. */
+static void tier_line(struct reader *r, const char *s, const char *e, char sep)
+{
+	const char *cell[16], *c, *link;
+	struct tier_row *w;
+	int n = 0, k, i, header = 0;
+
+	if (sep == '|') {
+		while (s < e && (*s == '|' || *s == ' '))
+			s++;
+		while (e > s && (e[-1] == '|' || e[-1] == ' '))
+			e--;
+	}
+	for (c = s; n < 16; c++)
+		if (c == e || *c == sep) {
+			cell[n++] = dup_trim(r, s, c);
+			if (c == e)
+				break;
+			s = c + 1;
+		}
+	if (!n || strspn(cell[0], "-: ") == strlen(cell[0]))
+		return;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NPL_PAGE_NKEYS; k++)
+			header |= k == NPL_PAGE_MODEL && (!strcmp(cell[i], keys[k].mdx) || !strcmp(cell[i], keys[k].text));
+	if (header) {
+		for (i = 0; i < n; i++) {
+			r->head[i] = -1;
+			for (k = 0; k < NPL_PAGE_NKEYS; k++)
+				if (!strcmp(cell[i], keys[k].mdx) || !strcmp(cell[i], keys[k].text))
+					r->head[i] = k;
+		}
+		r->nhead = n;
+		return;
+	}
+	if (!r->nhead)
+		return;
+	w = add_row(r);
+	for (i = 0; i < n && i < r->nhead; i++)
+		if (r->head[i] >= 0)
+			w->cell[r->head[i]] = cell[i];
+	for (i = 0; i < n; i++)
+		if ((link = strstr(cell[i], "](#")) && strchr(link, ')'))
+			w->anchor = npl_arena_strndup(r->a, link + 3, (size_t)(strchr(link, ')') - link - 3));
+}
+
+/* An HTML table's row (the older MDX layout): only its link, '<a href="#anchor">' */
+static void tier_html(struct reader *r, const char *s, const char *e)
+{
+	const char *h = strstr(dup_trim(r, s, e), "href=\"#"), *q;
+
+	if (h && (q = strchr(h + 7, '"')))
+		add_row(r)->anchor = npl_arena_strndup(r->a, h + 7, (size_t)(q - h - 7));
+}
+
+/* The anchor a Markdown renderer gives a heading: lowercase, runs of other characters '-' */
+static const char *anchor_of(struct npl_arena *a, const char *title)
+{
+	char *o = npl_arena_alloc(a, strlen(title) + 1), *q = o;
+
+	for (; *title; title++) {
+		unsigned char c = (unsigned char)*title;
+
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+			*q++ = (char)c;
+		else if (c >= 'A' && c <= 'Z')
+			*q++ = (char)(c - 'A' + 'a');
+		else if (q > o && q[-1] != '-')
+			*q++ = '-';
+	}
+	while (q > o && q[-1] == '-')
+		q--;
+	*q = 0;
+	return o;
+}
+
+static int row_fits(const struct tier_row *w, const struct npl_page_section *s)
+{
+	static const enum npl_page_key ks[] = {NPL_PAGE_CARDS, NPL_PAGE_MODE, NPL_PAGE_DATASET, NPL_PAGE_TPOT,
+					       NPL_PAGE_TTFT};
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(ks); i++) {
+		const char *a = w->cell[ks[i]], *b = s->field[ks[i]].value;
+
+		if (ks[i] == NPL_PAGE_TTFT && (!a || !b))
+			continue;
+		if (!a || !b || !npl_strcaseeq(a, b))
+			return 0;
+	}
+	return 1;
+}
+
+/* Each section's tier: the row linking its anchor, else the one row alone with its metadata,
+ * else, on a page whose tables are of one tier only (a seed page's rows in one line of text that
+ * cannot be split into cells), that tier. */
+static void assign_tiers(struct reader *r)
+{
+	int i, j, n;
+
+	for (i = 0; i < r->p->n; i++) {
+		struct npl_page_section *s = &r->p->v[i];
+		const char *an = s->title ? anchor_of(r->a, s->title) : NULL, *t = NULL;
+
+		for (j = 0; an && j < r->nrows && !t; j++)
+			if (r->rows[j].anchor && !strcmp(r->rows[j].anchor, an))
+				t = r->rows[j].tier;
+		for (j = n = 0; !t && j < r->nrows; j++)
+			if (row_fits(&r->rows[j], s) && n++ == 0)
+				s->tier = r->rows[j].tier;
+		if (t)
+			s->tier = t;
+		else if (n > 1)
+			s->tier = NULL;
+		else if (!n && (r->seen == 1 || r->seen == 2))
+			s->tier = tiers[r->seen - 1].tier;
+	}
+}
+
 /* ---- MDX ------------------------------------------------------------------ */
 
 /* A fenced block from the line after its opening to its closing fence, kept as shell. */
@@ -226,6 +391,8 @@ static void mdx_heading(struct reader *r, int level, const char *s, const char *
 	const char *title = dup_trim(r, s, e);
 	enum part part = !strcmp(title, DEPLOY) ? PART_DEPLOY : !strcmp(title, BENCH) ? PART_BENCH : NONE;
 
+	if (level <= 3)
+		r->tier = level == 3 ? tier_of(r, title) : NULL;
 	if (level <= 2) {
 		close_section(r);
 		return;
@@ -300,6 +467,10 @@ static void read_mdx(struct reader *r)
 				mdx_heading(r, level, s + level + 1, e);
 		} else if (r->open && *s == '*') {
 			mdx_field(r, s, e);
+		} else if (r->tier && *s == '|') {
+			tier_line(r, s, e, '|');
+		} else if (r->tier) {
+			tier_html(r, s, e);
 		}
 	}
 	if (front)
@@ -372,7 +543,13 @@ static void read_text(struct reader *r)
 		if (is(s, e, TEXT_END))
 			break;
 		if (!in_sections) {
+			const char *line = dup_trim(r, s, e);
+
 			in_sections = is(s, e, TEXT_SECTIONS);
+			if (tier_of(r, line))
+				r->tier = tier_of(r, line);
+			else if (r->tier && memchr(s, '\t', (size_t)(e - s)))
+				tier_line(r, s, e, '\t');
 			continue;
 		}
 		if (deploy) {
@@ -441,6 +618,7 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 		read_mdx(&r);
 	else
 		read_text(&r);
+	assign_tiers(&r);
 	if (!r.errors && !p->n)
 		return npl_error(d, &(struct npl_loc){file, 1, 1}, "no recipe section in this page");
 	return r.errors ? -1 : 0;

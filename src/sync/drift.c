@@ -6,34 +6,92 @@
 #include "npulaunch/resolve.h"
 #include "npulaunch/text.h"
 
-/* The recipe of a section: by the id its title makes, by an alias, or by shape among those of
- * the model not taken yet. */
-static const struct npl_layer *match(const struct npl_db *db, const struct imp *m, const char **by, const char *taken)
+/* How well recipe x has the section's shape: -1 when it is not the same deployment kind (model,
+ * hardware, mode, dataset), else one point for each of cards, quantization and TPOT that agree. */
+static int shape_score(const struct npl_layer *x, const struct imp *m, int pd)
 {
 	const struct npl_page_section *s = m->s;
-	const char *id = npl_recipe_id_from_title(m->a, s->title), *cards = s->field[NPL_PAGE_CARDS].value;
-	const char *ds = s->field[NPL_PAGE_DATASET].value, *q = s->field[NPL_PAGE_QUANTIZATION].value;
-	const char *mode = s->field[NPL_PAGE_MODE].value;
-	const struct npl_layer *R = npl_db_recipe(db, id), *hit = NULL;
-	int i, n = 0, pd = mode && npl_strcaseeq(mode, "PD Mixed") ? NPL_MODE_PD_MIXED : NPL_MODE_PD_DISAGG;
+	const char *cards = s->field[NPL_PAGE_CARDS].value, *ds = s->field[NPL_PAGE_DATASET].value;
+	const char *q = s->field[NPL_PAGE_QUANTIZATION].value, *tpot = s->field[NPL_PAGE_TPOT].value;
 
-	if (R) {
-		*by = "id";
+	if (strcmp(x->model->id, m->model_id) || x->hardware != m->hw || (int)x->mode != pd || !ds ||
+	    !npl_strcaseeq(x->dataset, ds))
+		return -1;
+	return (cards && x->cards == npl_parse_uint(cards)) + (q && !strcmp(x->quantization, q)) +
+	       (tpot && x->tpot_text && !strcmp(x->tpot_text, tpot));
+}
+
+/* text lowercased, each run of other characters than letters and digits one '-' */
+static char *norm(struct npl_arena *a, const char *t)
+{
+	char *o = npl_arena_alloc(a, strlen(t) + 1), *q = o;
+
+	for (; *t; t++) {
+		if ((*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9'))
+			*q++ = *t;
+		else if (*t >= 'A' && *t <= 'Z')
+			*q++ = (char)(*t - 'A' + 'a');
+		else if (q > o && q[-1] != '-')
+			*q++ = '-';
+	}
+	*q = 0;
+	return o;
+}
+
+/* Whether recipe x's id ends with what the section's title says after the model's name,
+ * punctuation aside ("Qwen3.6-35B-A3B 1P IN3K5 OUT1K5 50ms" is qwen3-6-35b-a3b-1p-in3k5-...) */
+static int same_tail(const struct npl_layer *x, const struct imp *m)
+{
+	const char *model = m->s->field[NPL_PAGE_MODEL].value;
+	char *t = norm(m->a, m->s->title), *id = norm(m->a, x->id), *mn = norm(m->a, model ? model : "");
+	size_t lt, li, lm = strlen(mn);
+
+	if (strcmp(x->model->id, m->model_id) || x->hardware != m->hw)
+		return 0;
+	if (lm && !strncmp(t, mn, lm) && t[lm] == '-')
+		t += lm + 1;
+	lt = strlen(t);
+	li = strlen(id);
+	return lt && li >= lt && !strcmp(id + li - lt, t) && (li == lt || id[li - lt - 1] == '-');
+}
+
+/* The recipe of a section: by the id its title makes or by an alias (shape 0); else (shape 1),
+ * by the title less the model's name, punctuation aside, when one recipe alone ends so; else
+ * among the model's recipes no other section has, the one alone in having the section's shape
+ * best: upstream renames a model's recipes and retitles one when its target, cards or labels
+ * move. */
+static const struct npl_layer *match(const struct npl_db *db, const struct imp *m, const char **by,
+				     const char *taken, int shape)
+{
+	const char *id = npl_recipe_id_from_title(m->a, m->s->title), *mode = m->s->field[NPL_PAGE_MODE].value;
+	const struct npl_layer *R, *hit = NULL;
+	int i, best = -1, n = 0, pd = mode && npl_strcaseeq(mode, "PD Mixed") ? NPL_MODE_PD_MIXED : NPL_MODE_PD_DISAGG;
+
+	if (!shape) {
+		if ((R = npl_db_recipe(db, id)))
+			*by = "id";
+		else if ((R = npl_db_recipe_alias(db, id)))
+			*by = "alias";
 		return R;
 	}
-	if ((R = npl_db_recipe_alias(db, id))) {
-		*by = "alias";
-		return R;
+	for (i = 0; i < db->nrecipes; i++)
+		if (!taken[i] && same_tail(db->recipes[i], m)) {
+			hit = db->recipes[i];
+			n++;
+		}
+	if (n == 1) {
+		*by = "title";
+		return hit;
 	}
+	n = 0;
 	for (i = 0; i < db->nrecipes; i++) {
-		const struct npl_layer *x = db->recipes[i];
+		int sc = taken[i] ? -1 : shape_score(db->recipes[i], m, pd);
 
-		if (taken[i] || strcmp(x->model->id, m->model_id) || x->hardware != m->hw || (int)x->mode != pd ||
-		    !cards || x->cards != npl_parse_uint(cards) || !ds || strcmp(x->dataset, ds) || !q ||
-		    strcmp(x->quantization, q))
+		if (sc < 0 || sc < best)
 			continue;
-		hit = x;
-		n++;
+		n = sc > best ? 1 : n + 1;
+		best = sc;
+		hit = db->recipes[i];
 	}
 	*by = "shape";
 	return n == 1 ? hit : NULL;
@@ -69,6 +127,8 @@ static void metadata(struct imp *m, const struct npl_layer *R, struct npl_diffs 
 	meta_diff(m, ds, "dataset", s->field[NPL_PAGE_DATASET].value, R->dataset);
 	meta_diff(m, ds, "tpot", s->field[NPL_PAGE_TPOT].value, R->tpot_text);
 	meta_diff(m, ds, "ttft", s->field[NPL_PAGE_TTFT].value, R->ttft_text);
+	if (s->tier)
+		meta_diff(m, ds, "tier", s->tier, R->tier);
 }
 
 static int compare_recipe(const struct npl_db *db, struct imp *m, const struct npl_layer *R, struct npl_diffs *ds)
@@ -109,42 +169,63 @@ static int compare_recipe(const struct npl_db *db, struct imp *m, const struct n
 	return rc;
 }
 
+static void take(const struct npl_db *db, char *taken, const struct npl_layer *R)
+{
+	int j;
+
+	for (j = 0; R && j < db->nrecipes; j++)
+		taken[j] |= db->recipes[j] == R;
+}
+
+/* Each section read as import reads it; 0 when it can be matched */
+static int prepare(const struct npl_db *db, const struct npl_engine *e, const struct npl_page *p, int i,
+		   struct imp *m, struct npl_drift_page *out, struct npl_arena *a, struct npl_diag *d)
+{
+	static const struct npl_import_opts o = {"", NULL, NULL, 0};
+
+	memset(m, 0, sizeof(*m));
+	m->p = p;
+	m->s = &p->v[i];
+	m->o = &o;
+	m->base = db;
+	m->engine = e;
+	m->a = a;
+	m->d = d;
+	if (!m->s->title) {
+		npl_error(d, &m->s->loc, "the page's deployment has no section title to find its recipe by");
+		return -1;
+	}
+	if (npl_imp_prepare(m) || npl_imp_model(m))
+		return -1;
+	if (!out->model_id && npl_db_model(db, m->model_id))
+		out->model_id = m->model_id;
+	return 0;
+}
+
 int npl_drift_page(const struct npl_db *db, const struct npl_engine *e, const struct npl_page *p,
 		   struct npl_drift_page *out, struct npl_arena *a, struct npl_diag *d)
 {
-	static const struct npl_import_opts o = {"", NULL, NULL, 0};
 	char *taken = npl_arena_calloc(a, (size_t)db->nrecipes + 1, 1);
-	int i, j, rc = 0;
+	struct imp *m = npl_arena_calloc(a, (size_t)p->n + 1, sizeof(*m));
+	int i, j, pass, rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->p = p;
 	out->v = npl_arena_calloc(a, (size_t)p->n + 1, sizeof(*out->v));
 	for (i = 0; i < p->n; i++) {
-		struct npl_drift_section *x = &out->v[out->n++];
-		struct imp m;
+		out->v[out->n++].s = &p->v[i];
+		out->v[i].failed = prepare(db, e, p, i, &m[i], out, a, d) != 0;
+	}
+	/* every section that keeps its id or an alias first: a retitled one is matched among the rest */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < p->n; i++)
+			if (!out->v[i].failed && !out->v[i].recipe)
+				take(db, taken, out->v[i].recipe = match(db, &m[i], &out->v[i].by, taken, pass));
+	for (i = 0; i < p->n; i++) {
+		struct npl_drift_section *x = &out->v[i];
 
-		memset(&m, 0, sizeof(m));
-		m.p = p;
-		m.s = x->s = &p->v[i];
-		m.o = &o;
-		m.base = db;
-		m.engine = e;
-		m.a = a;
-		m.d = d;
-		if (!m.s->title) {
-			npl_error(d, &m.s->loc, "the page's deployment has no section title to find its recipe by");
-			x->failed = 1;
-		} else if (npl_imp_prepare(&m) || npl_imp_model(&m)) {
-			x->failed = 1;
-		} else {
-			if (!out->model_id && npl_db_model(db, m.model_id))
-				out->model_id = m.model_id;
-			if ((x->recipe = match(db, &m, &x->by, taken))) {
-				for (j = 0; j < db->nrecipes; j++)
-					taken[j] |= db->recipes[j] == x->recipe;
-				x->failed = compare_recipe(db, &m, x->recipe, &x->diffs) != 0;
-			}
-		}
+		if (!x->failed && x->recipe)
+			x->failed = compare_recipe(db, &m[i], x->recipe, &x->diffs) != 0;
 		rc |= x->failed ? -1 : 0;
 	}
 	out->missing = npl_arena_calloc(a, (size_t)db->nrecipes + 1, sizeof(*out->missing));

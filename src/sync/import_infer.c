@@ -162,6 +162,8 @@ static int meta(struct imp *m)
 	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++)
 		if (field(m, pk[i]))
 			cJSON_AddStringToObject(m->doc, keys[i], field(m, pk[i]));
+	if (m->s->tier)
+		cJSON_AddStringToObject(m->doc, "tier", m->s->tier);
 	return 0;
 }
 

@@ -22,8 +22,8 @@ sed -i 's/^id: qwen3-8b$/id: my-qwen3-8b/; s/^model: qwen3-8b$/model: my-qwen3-8
 # upstream pages for the import and drift examples
 mkdir -p "$S/best-practices" "$S/docs/best-practices"
 cp "$NPL_DATA"/pages/upstream-2026/glm_5_2.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/"
-cp "$NPL_DATA"/pages/upstream/deepseek_r1.mdx "$NPL_DATA"/pages/upstream/qwen3_8b.mdx "$S/best-practices/"
-cp "$NPL_DATA"/pages/upstream/deepseek_r1.mdx "$NPL_DATA"/pages/upstream/qwen3_8b.mdx "$S/docs/best-practices/"
+cp "$NPL_DATA"/pages/upstream-2026/deepseek_r1.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/best-practices/"
+cp "$NPL_DATA"/pages/upstream-2026/deepseek_r1.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/docs/best-practices/"
 python3 "$NPL_SRC/tests/tools/doc_examples.py" "$NPL_SRC" "$NPL" "$S" >"$T/report" 2>&1 || fail "$(grep -A3 '^FAIL' "$T/report"; tail -n 1 "$T/report")"
 tail -n 1 "$T/report"
 finish

@@ -50,8 +50,8 @@ json 1 "$NPL" status "$T/b" --timeout 0.2
 json 0 "$NPL" bench $K20 --dry-run
 json 0 "$NPL" verify "$NPL_DATA/bench/pass.jsonl" $K20
 json 0 "$NPL" version
-json 0 "$NPL" import "$NPL_DATA/pages/upstream/qwen3_8b.mdx" -o "$T/imported"
-json 0 "$NPL" drift "$NPL_DATA/pages/upstream/qwen3_8b.mdx"
+json 0 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$T/imported"
+json 0 "$NPL" drift "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx"
 # every command that reports has --json (help only points to the others)
 for c in "${cmds[@]}"; do
 	[[ $c == help || -n ${seen[$c]:-} ]] || fail "no --json walk for $c"

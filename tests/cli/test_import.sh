@@ -24,19 +24,52 @@ expect_grep "$f" "  max-running-requests: 1"
 expect_nogrep "$f" "attention-backend"
 expect_grep "$T/r/qwen3-8b/model.yaml" "  attention-backend: ascend"
 expect_grep "$T/r/qwen3-8b/model.yaml" "  STREAMS_PER_DEVICE: null"
+# the tier is the page's table that lists the section: a Markdown row linking its anchor, an
+# HTML row (the older layout), a seed page's row by its metadata, or a seed page's one tier
+expect_grep "$T/r/qwen3-30b-a3b/qwen3-30b-w8a8-1p-in3k5-out1k5-10ms.yaml" "tier: low-latency"
+expect_grep "$T/r/qwen3-30b-a3b/qwen3-30b-w8a8-1p-in3k5-out1k5-50ms-aime25.yaml" "tier: high-throughput"
+for id in kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms deepseek-v4-flash-w8a8-8p-in8k-out1k-50ms \
+	qwen3.5-397b-a17b-w4a8-8p-in3k5-out1k5-22.2ms; do
+	m=${id%%-w4a8*}
+	m=${m%%-w8a8*}
+	expect_eq "$(sed -n 's/^tier: //p' "$T/r/$m/$id.yaml")" "$(sed -n 's/^tier: //p' "$NPL_SRC/recipes/$m/$id.yaml")" "tier of $id"
+done
 # a page's slips become deviations, said on stderr
 expect_grep "$T/err" "warning: draft-model-path: the page gives the draft model's path as 'xxx'"
 expect_grep "$T/r/qwen3-30b-a3b/qwen3-30b-w8a8-1p-in3k5-out1k5-10ms.yaml" "  draft-model-path: "
 expect_grep "$T/r/qwen3.6-27b/qwen3.6-27b-2p-in64k-out1k-prefix90-50ms.yaml" "    dies: 2"
 expect_rc 0 "$NPL" --recipes "$T/r" validate
 expect_grep "$T/err" "0 errors"
-expect_rc 0 "$NPL" --recipes "$T/r" drift "${pages[@]}"
-expect_eq "$(tail -n 1 "$T/out")" "in sync" "drift of the imported recipes"
+# every section in sync with its imported recipe; the older pages lack the recipes the shipped
+# catalogue (the newest pages) adds beside them, which drift lists, as it must
+expect_rc 1 "$NPL" --recipes "$T/r" drift "${pages[@]}"
+expect_eq "$(grep -c '^= ' "$T/out")" 58 "drift of the imported recipes: every section in sync"
+expect_eq "$(grep -c '^[~+] ' "$T/out")" 0 "drift of the imported recipes: no section differs or is new"
+expect_eq "$(grep '^- ' "$T/out" | cut -d: -f1 | tr '\n' ' ')" \
+	"- deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-20ms - qwen3-30b-a3b-bf16-1p-in1k-out100 - qwen3-30b-a3b-w8a8-1p-in3k5-out1k5-10ms - qwen3-30b-a3b-w8a8-1p-in3k5-out1k5-50ms - qwen3-30b-a3b-w8a8-1p-in6k-out1k5-bs16 - qwen3.6-27b-1p-in64k-out1k-prefix90-50ms - qwen3.6-27b-w8a8-1p-in64k-out1k-50ms - qwen3.6-35b-a3b-1p-in1024x1024-30-out1024-50ms - qwen3.6-35b-a3b-1p-in1080p-30-out256-50ms - qwen3.6-35b-a3b-1p-in128k-out1k-50ms - qwen3.6-35b-a3b-1p-in254k-out1k - qwen3.6-35b-a3b-1p-in3k5-out1k5-50ms - qwen3.6-35b-a3b-1p-in64k-out1k-50ms - qwen3.6-35b-a3b-1p-in64k-out1k-prefix90-50ms - qwen3.6-35b-a3b-2p-in984k-out1k - qwen3-next-80b-a3b-instruct-w8a8-1p-in3k5-out1k5-20ms " \
+	"drift of the imported recipes: the shipped ones the older pages do not have"
 # --check: the same import is current; an edited file is not
 expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4 --check
 sed -i 's/mem-fraction-static: 0.894/mem-fraction-static: 0.9/' "$f"
 expect_rc 1 "$NPL" import "${pages[@]}" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4 --check
 expect_grep "$T/out" "qwen3-8b-w8a8-1p-in3k5-out1k5-5ms.yaml"
+# what a maintainer adds, the ids a recipe replaced and its notes, a re-import keeps
+g=$T/r/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms.yaml
+printf 'aliases:\n- qwen3-8b-old-37ms\nnotes: "measured again on our cluster"\n' >>"$g"
+expect_rc 0 "$NPL" import "$P/upstream/qwen3_8b.mdx" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4
+expect_grep "$g" "- qwen3-8b-old-37ms"
+expect_grep "$g" "notes: \"measured again on our cluster\""
+expect_grep "$f" "mem-fraction-static: 0.894"  # the page's value again: the edit was not a kept key
+expect_rc 0 "$NPL" import "$P/upstream/qwen3_8b.mdx" -o "$T/r" --commit 0b1b66a3bc50de3c5becde4cf1a4ed7fdf5cb6a4 --check
+expect_rc 0 "$NPL" --recipes "$T/r" show qwen3-8b-old-37ms
+expect_grep "$T/err" "'qwen3-8b-old-37ms' is now qwen3-8b-w8a8-1p-in3k5-out1k5-37ms"
+# a file it cannot read as YAML is not overwritten blindly
+printf 'aliases: [unclosed\n' >>"$g"
+expect_rc 5 "$NPL" import "$P/upstream/qwen3_8b.mdx" -o "$T/r"
+expect_grep "$T/err" "$g:"
+expect_grep "$T/err" "nothing written"
+sed -i '$d' "$g"
+sed -i 's/mem-fraction-static: 0.894/mem-fraction-static: 0.9/' "$f"  # the edit again, for drift below
 expect_rc 1 "$NPL" --recipes "$T/r" drift "$P/upstream/qwen3_8b.mdx"
 expect_grep "$T/out" "flag --mem-fraction-static: page 0.894, recipe 0.9"
 
@@ -52,9 +85,9 @@ expect_grep "$T/bundle/pd-mixed.sh" "mem-fraction-static"
 # ---- a page with the addresses of its authors' cluster instead of placeholders ----
 sed -e 's/<your prefill ip1>/10.2.0.1/g; s/<your prefill ip2>/10.2.0.2/g; s/<your prefill ip>/10.2.0.1/g' \
 	-e 's/<your decode ip1>/10.2.0.3/g; s/<your decode ip2>/10.2.0.4/g; s/<your decode ip>/10.2.0.3/g' \
-	"$P/upstream/deepseek_r1.mdx" >"$T/deepseek_r1.mdx"
+	"$P/upstream-2026/deepseek_r1.mdx" >"$T/deepseek_r1.mdx"
 expect_rc 0 "$NPL" import "$T/deepseek_r1.mdx" -o "$T/lit"
-expect_grep "$T/err" "$T/deepseek_r1.mdx:81:8: warning: address-10.2.0.1: the page names 10.2.0.1, an address of the authors' own cluster, for a prefill node; the recipe takes the node's address from the site (--prefill-ip)"
+expect_grep "$T/err" "$T/deepseek_r1.mdx:83:8: warning: address-10.2.0.1: the page names 10.2.0.1, an address of the authors' own cluster, for a prefill node; the recipe takes the node's address from the site (--prefill-ip)"
 f=$T/lit/deepseek-r1/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms.yaml
 expect_grep "$f" "  address-10.2.0.4: \"the page names 10.2.0.4, an address of the authors' own cluster, for a decode node"
 [[ -z $(grep -rh '10\.2\.0\.\|100\.64\.' "$T/lit" | grep -v '^  address-') ]] || fail "an address of the page's cluster reached a recipe"
@@ -75,9 +108,9 @@ expect_rc 1 "$NPL" --recipes "$T/rv" drift "$T/deepseek_v3_2.mdx"
 expect_grep "$T/out" "prefill node 1 flag --dist-init-addr: page (none), recipe <your prefill ip1>:5000"
 
 # ---- a node list shorter than --nnodes: the missing node runs the first's launch at its rank ----
-sed "76s/.*/P_IP=('<your prefill ip1>')/" "$P/upstream/deepseek_v3_2.mdx" >"$T/short.mdx"
+sed "78s/.*/P_IP=('<your prefill ip1>')/" "$P/upstream-2026/deepseek_v3_2.mdx" >"$T/short.mdx"
 expect_rc 0 "$NPL" import "$T/short.mdx" -o "$T/short"
-expect_grep "$T/err" "$T/short.mdx:99:9: warning: nodes: the page lists 1 prefill node but its server runs --nnodes 2"
+expect_grep "$T/err" "$T/short.mdx:101:9: warning: nodes: the page lists 1 prefill node but its server runs --nnodes 2"
 expect_grep "$T/short/deepseek-v3.2/deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms.yaml" "  nodes: "
 expect_rc 0 "$NPL" drift "$T/short.mdx"
 expect_eq "$(grep -c '^= ' "$T/out")" 3 "the shortened page deploys as the recipes"

@@ -128,7 +128,7 @@ json diff 1 "$NPL" diff $K20 $K50 --json
 json diff 0 "$NPL" diff $K20 $K20 --json
 json diff 1 "$NPL" diff $K20 $PD --json
 json diff 1 "$NPL" diff $K20 deepseek-v4-flash-w8a8-8p-in8k-out1k-50ms --json
-json diff 1 "$NPL" diff $K20 qwen3-30b-w8a8-1p-in3k5-out1k5-10ms --json
+json diff 1 "$NPL" diff $K20 qwen3-30b-a3b-w8a8-1p-in3k5-out1k5-10ms --json
 json diff 1 "$NPL" diff 'kimi-k2.6 --tpot 20ms' 'kimi-k2.6 --tpot 50ms' --json
 nojson 3 "$NPL" diff $K20 no-such-recipe --json
 
@@ -233,12 +233,12 @@ mkdir -p "$T/badrecipes" && printf 'kind: recipe\ntitle: [\n' >"$T/badrecipes/x.
 json version 5 "$NPL" --recipes "$T/badrecipes" version --json
 
 # import: a page written, checked, one that cannot be read; drift: in sync, and a page that moved
-json import 0 "$NPL" import "$NPL_DATA/pages/upstream/qwen3_8b.mdx" -o "$T/imported" --json
-json import 0 "$NPL" import "$NPL_DATA/pages/upstream/qwen3_8b.mdx" -o "$T/imported" --check --json
-sed 's/--mem-fraction-static 0.894/--mem-fraction-static 0.9/' "$NPL_DATA/pages/upstream/qwen3_8b.mdx" >"$T/moved.mdx"
+json import 0 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$T/imported" --json
+json import 0 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$T/imported" --check --json
+sed 's/--mem-fraction-static 0.894/--mem-fraction-static 0.9/' "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" >"$T/moved.mdx"
 json import 1 "$NPL" import "$T/moved.mdx" -o "$T/imported" --check --json
 json import 5 "$NPL" import "$NPL_DATA/pages/upstream/glossary.mdx" -o "$T/imported" --json
-json drift 0 "$NPL" drift "$NPL_DATA/pages/upstream/qwen3_8b.mdx" "$NPL_DATA/pages/upstream/deepseek_r1.mdx" --json
+json drift 0 "$NPL" drift "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" "$NPL_DATA/pages/upstream-2026/deepseek_r1.mdx" --json
 json drift 1 "$NPL" drift "$T/moved.mdx" --json
 
 # every command that reports was run

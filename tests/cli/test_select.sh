@@ -62,7 +62,7 @@ expect_rc 0 "$NPL" list kimi-k2.6 --tpot 50ms --cards 8
 expect_eq "$(tail -n +2 "$T/out" | cut -d' ' -f1 | tr '\n' ' ')" \
 	"kimi-k2.6-w4a8-8p-in1024x1024-30-out1024-50ms kimi-k2.6-w4a8-8p-in1080p-30-out256-50ms kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms kimi-k2.6-w4a8-8p-in3k5-out1k5-50ms " "list with a query"
 expect_rc 0 "$NPL" list --prefix-cache 90
-expect_eq "$(tail -n +2 "$T/out" | wc -l)" 5 "prefix-cache recipes (four seed, one Qwen3.6-27B)"
+expect_eq "$(tail -n +2 "$T/out" | wc -l)" 6 "prefix-cache recipes (four seed, one Qwen3.6-27B, one Qwen3.6-35B-A3B)"
 # one rule for what a filter keeps: a recipe is listed unless a filter given excludes it, so
 # --mode pd-disagg keeps the prefix-cache PD recipes that plain list shows
 expect_rc 0 "$NPL" list kimi-k2.6 --mode pd-disagg

@@ -18,6 +18,11 @@ recipes/engine/sglang-flags.yaml: aliases and unambiguous prefixes; plus the kno
 renamed under "normalized".
 
 usage: sudo tests/golden/derive-upstream.py [../shared]   (rewrites tests/golden/upstream/*.json, INDEX)
+       sudo tests/golden/derive-upstream.py --layout 2026 [../shared]
+           (the newest pages, ../shared/upstream-2026, less the seed models' pages, whose recipes stay
+           as the seed pages say: rewrites tests/golden/upstream-2026/*.json, INDEX)
+       sudo tests/golden/derive-upstream.py --layout 2026-seed-models [../shared]
+           (the seed models' newest pages, for the import round trip: tests/golden/upstream-2026-seed-models)
 """
 import json
 import os
@@ -140,19 +145,25 @@ def strip_tags(s):
 
 
 def table_rows(lines):
-    """Rows of the Markdown or HTML table in lines: [(anchor, [cells])]."""
+    """Rows of the Markdown or HTML table in lines: [(anchor, {key: cell})], the keys named by the
+    table's header row (ROW_KEYS' order where it has none)."""
     rows = []
     text = "\n".join(lines)
     for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", text, re.S):
         cells = [strip_tags(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
         m = re.search(r'href="#([^"]+)"', tr)
         if cells and m:
-            rows.append((m.group(1), cells))
+            rows.append((m.group(1), dict(zip(ROW_KEYS, cells))))
+    head = ROW_KEYS
     for line in lines:
-        if line.startswith("|") and "](#" in line:
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if "](#" in line:
             m = re.search(r"\]\(#([^)]+)\)", line)
-            rows.append((m.group(1), cells))
+            rows.append((m.group(1), dict(zip(head, cells))))
+        elif cells and not set(cells[0]) <= set("-: "):
+            head = [META.get(c, c) for c in cells]
     return rows
 
 
@@ -234,8 +245,7 @@ def find_tier(rec, tables):
     want = anchor(rec["title"])
     hits = [(t, a, c) for t, rows in tables.items() for a, c in rows if a == want]
     if not hits:
-        def same(cells):
-            got = dict(zip(ROW_KEYS, cells))
+        def same(got):
             return all(got.get(k, "").lower() == meta[k].lower() for k in ROW_KEYS)
         hits = [(t, a, c) for t, rows in tables.items() for a, c in rows if same(c)]
         if len(hits) == 1:
@@ -244,10 +254,11 @@ def find_tier(rec, tables):
                 f"#{want}; matched the row by its metadata")
     if len(hits) != 1:
         raise PageError(f"{rec['where']}: {len(hits)} tier-table rows link or match this recipe")
-    tier, _, cells = hits[0]
-    got = dict(zip(ROW_KEYS, cells))
-    for k in ROW_KEYS:
-        if got.get(k, "").lower() != meta[k].lower():
+    tier, _, got = hits[0]
+    for k in ROW_KEYS + ["ttft"]:
+        if k == "ttft" and (k not in got or got[k] == "-" and k not in meta):
+            continue
+        if got.get(k, "").lower() != meta.get(k, "").lower():
             rec.setdefault("table_notes", []).append(
                 f"table: the {tier} row says {k} {got.get(k)!r}, the section says {meta[k]!r}")
     return tier
@@ -442,30 +453,55 @@ def derive(reg, rec):
     return doc
 
 
-def load_pages(upstream):
+SEED_MODELS = ("kimi_k2_6.mdx", "qwen3_5_397b.mdx", "deepseek_v4_flash.mdx")
+# the layouts: (pages folder, golden folder, pages left out, recipes expected); a page list that
+# starts with "+" names the only pages read
+LAYOUTS = {
+    "older": ("upstream", "upstream", (), 36),
+    # the seed models' newest pages: proved by importing them (tests/golden/roundtrip.sh)
+    "2026-seed-models": ("upstream-2026", "upstream-2026-seed-models", ("+",) + SEED_MODELS, 22),
+    # the seed models' newest pages are compared by `drift`, not shipped (the seeds are the
+    # specification); MiMo-V2.5-Pro's page has no metadata, no title and two benchmarks: derived apart
+    "2026": ("upstream-2026", "upstream-2026",
+             SEED_MODELS + ("mimo_v2_5_pro.mdx",), 38),
+}
+NOT_RECIPES = ("glossary.mdx", "knowledge_base.mdx")
+
+
+def load_pages(upstream, skip=()):
     recs = []
     for name in sorted(os.listdir(upstream)):
-        if name.endswith(".mdx") and name != "glossary.mdx":
+        if skip[:1] == ("+",):
+            if name not in skip:
+                continue
+        elif name in skip:
+            continue
+        if name.endswith(".mdx") and name not in NOT_RECIPES:
             recs.extend(parse_page(os.path.join(upstream, name)))
     return recs
 
 
 def main():
-    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(source_dir, "..", "shared")
+    args = sys.argv[1:]
+    layout = "older"
+    if args[:1] == ["--layout"]:
+        layout, args = args[1], args[2:]
+    pages, golden, skip, expect = LAYOUTS[layout]
+    shared = args[0] if args else os.path.join(source_dir, "..", "shared")
     sys.path.insert(0, os.path.join(shared, "tools"))
     reg = Registry(os.path.join(source_dir, "recipes", "engine", "sglang-flags.yaml"))
-    out_dir = os.path.join(here, "upstream")
+    out_dir = os.path.join(here, golden)
     os.makedirs(out_dir, exist_ok=True)
     try:
-        recs = load_pages(os.path.join(shared, "upstream"))
+        recs = load_pages(os.path.join(shared, pages), skip)
         docs = [derive(reg, r) for r in recs]
     except PageError as e:
         sys.exit(f"derive-upstream: {e}")
     ids = [d["id"] for d in docs]
     if len(set(ids)) != len(ids):
         sys.exit(f"derive-upstream: duplicate ids {sorted(i for i in ids if ids.count(i) > 1)}")
-    if len(ids) != 36:
-        sys.exit(f"derive-upstream: found {len(ids)} recipes, expected 36")
+    if len(ids) != expect:
+        sys.exit(f"derive-upstream: found {len(ids)} recipes, expected {expect}")
     for d in docs:
         with open(os.path.join(out_dir, d["id"] + ".json"), "w") as f:
             json.dump(d, f, indent=1, ensure_ascii=False)

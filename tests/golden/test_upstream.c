@@ -1,10 +1,11 @@
 /*
- * test_upstream.c: for each of the 36 recipes of SGLang's upstream pages
- * (tests/golden/upstream/INDEX), render its scripts with npulaunch and run
+ * test_upstream.c: for each of the NUPSTREAM recipes of SGLang's upstream pages
+ * (NPL_UPSTREAM_DIR/INDEX: tests/golden/upstream-2026 for the newest pages,
+ * tests/golden/upstream for the older layout), render its scripts with npulaunch and run
  * them on a simulated host node by node: each node's role script
  * (pd-mixed.sh, prefill.sh, decode.sh) with NPULAUNCH_NODE_IP set to that
  * node's address, router.sh once on prefill ip1, bench.sh once. What each
- * launched is compared exactly with tests/golden/upstream/ID.json, which
+ * launched is compared exactly with NPL_UPSTREAM_DIR/ID.json, which
  * holds what the page's own scripts launch (derived from the pages by
  * derive-upstream.py, not by npulaunch): per node the flags, the environment
  * set, the variables unset, the files sourced, governors and sysctls; the
@@ -34,7 +35,9 @@
 #error "NPL_UPSTREAM_DIR must name tests/golden/upstream"
 #endif
 
-#define NUPSTREAM 36
+#ifndef NUPSTREAM
+#error "NUPSTREAM must give the number of recipes in NPL_UPSTREAM_DIR/INDEX"
+#endif
 #define NO_SUCH_RECIPE 3
 
 static const char *const SERVER = "sglang.launch_server";

@@ -28,7 +28,7 @@
 #include "npulaunch/text.h"
 
 #define KIMI_PD "kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms"
-#define DS_2P1D "deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-16ms"
+#define DS_2P1D "deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-20ms"
 #define KIMI_MIXED "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"
 
 static struct {

@@ -77,13 +77,13 @@ static void test_embedded_catalogue(void **state)
 
 	assert_int_equal(npl_db_open(&f->db, &f->a, NULL, 0, &f->d), 0);
 	assert_int_equal(f->d.n, 0);
-	assert_int_equal(f->db.nrecipes, 58);
-	assert_int_equal(f->db.nmodels, 11);
+	assert_int_equal(f->db.nrecipes, 60);
+	assert_int_equal(f->db.nmodels, 12);
 	assert_int_equal(f->db.nhardware, 2);
 	assert_non_null(f->db.defaults->db_version);
 	/* sorted by id, found by binary search */
 	assert_string_equal(f->db.recipes[0]->id, "deepseek-r1-w4a8-1p1d-16p-in3k5-out1k5-50ms");
-	assert_non_null(npl_db_recipe(&f->db, "qwen3-30b-w8a8-1p-in3k5-out1k5-10ms"));
+	assert_non_null(npl_db_recipe(&f->db, "qwen3-30b-a3b-w8a8-1p-in3k5-out1k5-10ms"));
 	assert_non_null(npl_db_recipe(&f->db, "qwen3.5-397b-a17b-w4a8-8p-in3k5-out1k5-22.2ms"));
 	assert_null(npl_db_recipe(&f->db, "qwen3.5-397b-a17b-w4a8-8p-in3k5-out1k5-22ms"));
 	assert_int_equal(npl_db_recipe(&f->db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms")->tpot_us, 20000);
@@ -245,7 +245,7 @@ static void test_later_folder_overrides(void **state)
 
 	/* same id as a shipped recipe: the later folder wins, no duplicate error */
 	assert_int_equal(load(f, mine), 0);
-	assert_int_equal(f->db.nrecipes, 58);
+	assert_int_equal(f->db.nrecipes, 60);
 	assert_string_equal(npl_db_recipe(&f->db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms")->file, "t.yaml");
 	assert_int_equal(npl_db_recipe(&f->db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms")->tpot_us, 50000);
 }
