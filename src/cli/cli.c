@@ -1,4 +1,5 @@
 /* cli.c: what the commands share; see cli.h. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,24 @@ const char *npl_cli_profiles_text(struct npl_cli *cli, const struct npl_db *db)
 	s = npl_arena_strdup(&cli->arena, db->nhardware ? npl_buf_str(&b) : "none");
 	npl_buf_release(&b);
 	return s;
+}
+
+int npl_cli_output_dir(const char *cmd, const char *dir)
+{
+	char *real;
+	int root;
+
+	if (!*dir)
+		return npl_cli_usage_error(cmd, "-o needs a folder, not an empty name");
+	root = dir[strspn(dir, "/")] == '\0';
+	if (!root && (real = realpath(dir, NULL))) {
+		root = !strcmp(real, "/");
+		free(real);
+	}
+	if (root)
+		return npl_cli_usage_error(cmd, "-o '%s' names the root folder: give a folder of its own "
+					   "(an unset variable in -o \"$OUT/\"?)", dir);
+	return 0;
 }
 
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -337,9 +337,9 @@ static int check_options(struct npl_cli *cli, struct render_opts *o)
 		return npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
 	if (o->all && npl_cli_has_query(&o->ro))
 		return npl_cli_usage_error("render", "--all takes no query options");
-	/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
-	if (o->dir && !*o->dir)
-		return npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+	/* not the current folder, nor "/": an unset variable in `-o "$OUT"` or `-o "$OUT/"` */
+	if (o->dir && npl_cli_output_dir("render", o->dir))
+		return NPL_EXIT_USAGE;
 	if (o->dir) {
 		/* "deploy/" and "deploy" name the same folder */
 		char *d = npl_arena_strdup(&cli->arena, o->dir);

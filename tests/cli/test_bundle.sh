@@ -45,6 +45,20 @@ expect_rc 2 "$NPL" render --all --output= --check
 cd - >/dev/null || exit 1
 expect_eq "$(files "$T/cwd")" "" "files written by render -o ''"
 [[ -e /$PD ]] && fail "render --all -o '' wrote into /"
+# nor a name of the root, "$OUT/" with OUT unset (issue 25): refused before anything is written.
+# A recipe folder of one recipe keeps a failure here from filling / with 60 bundles.
+mkdir -p "$T/one/m"
+printf 'kind: model\nid: root-probe\nname: Root Probe\n' >"$T/one/m/model.yaml"
+sed 's/^model: .*/model: root-probe/; s/^title: .*/title: root probe w8a8 1p 9ms/' \
+	"$NPL_SRC/recipes/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms.yaml" >"$T/one/m/probe.yaml"
+for o in / // /. "$T/.." "$(dirname "$T")/../" ; do
+	[[ $(realpath -m "$o") == / ]] || continue
+	expect_rc 2 "$NPL" --recipes "$T/one" render root-probe-w8a8-1p-9ms -o "$o"
+	expect_grep "$T/err" "names the root folder: give a folder of its own"
+	expect_rc 2 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$o"
+done
+(cd / && "$NPL" --recipes "$T/one" render root-probe-w8a8-1p-9ms -o . >/dev/null 2>&1) && fail "render -o . in / was not refused"
+[[ -e /root-probe-w8a8-1p-9ms || -e /qwen3-8b ]] && { rm -rf /root-probe-w8a8-1p-9ms /qwen3-8b; fail "a render or import wrote into /"; }
 
 # ---- 14: the manifest records every file with its sha256
 expect_rc 0 "$NPL" render $PD -o "$T/b"
