@@ -518,9 +518,6 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 		L->id = "defaults";
 	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
 		npl_recipe_fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
-	if (L->kind == NPL_LAYER_RECIPE && !map_get(doc, "tpot") && L->ttft_us < 0 &&
-	    (!map_get(doc, "ttft") || npl_ynull(map_get(doc, "ttft"))))
-		npl_recipe_fail(c, doc, "a recipe needs a target: 'tpot', 'ttft' or both");
 	L->invalid = c->d->errors != before;
 	return L;
 }
