@@ -284,27 +284,23 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 	return 0;
 }
 
+/* tpot, ttft, e2e: a latency target; null (a page's "-") is none */
 static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_layer *L = c->L;
-	int ttft = !strcmp(k->str, "ttft");
-	long long us;
+	long long us, *to_us = !strcmp(k->str, "ttft") ? &L->ttft_us : !strcmp(k->str, "e2e") ? &L->e2e_us : &L->tpot_us;
+	const char **to_text = !strcmp(k->str, "ttft") ? &L->ttft_text : !strcmp(k->str, "e2e") ? &L->e2e_text : &L->tpot_text;
 
 	(void)arg;
 	if (npl_recipe_want_scalar(c, v, k->str))
 		return -1;
-	if (ttft && npl_ynull(v))
+	if (npl_ynull(v))
 		return 0;
 	us = npl_parse_duration_us(v->str);
 	if (us <= 0)
 		return npl_recipe_fail(c, v, "'%s' must be a duration like 20ms or 5s, not '%s'", k->str, v->str);
-	if (ttft) {
-		L->ttft_us = us;
-		L->ttft_text = v->str;
-	} else {
-		L->tpot_us = us;
-		L->tpot_text = v->str;
-	}
+	*to_us = us;
+	*to_text = v->str;
 	return 0;
 }
 
@@ -421,6 +417,7 @@ static const struct field top_fields[] = {
 	{"dataset", K_RECIPE, f_ident},
 	{"tpot", K_RECIPE, f_duration},
 	{"ttft", K_RECIPE, f_duration},
+	{"e2e", K_RECIPE, f_duration},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
@@ -505,7 +502,7 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 	L->file = file;
 	L->loc = doc->loc;
 	L->source = source;
-	L->tpot_us = L->ttft_us = -1;
+	L->tpot_us = L->ttft_us = L->e2e_us = -1;
 	c->L = L;
 	before = c->d->errors;
 	npl_recipe_walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), npl_recipe_kind_articles[k],

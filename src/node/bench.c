@@ -471,6 +471,12 @@ static void judge_latency(struct npl_verdict *v, const cJSON *last, const double
 	fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
 	snprintf(c->target, sizeof(c->target), "-");
 	judge_ms(v, last, "median TTFT", "median_ttft", "median_ttft_ms", t[NPL_TARGET_TTFT], "TTFT", 1);
+	/* end to end: bench_serving's median, the mean beside it */
+	judge_ms(v, last, "median E2E", "median_e2e", "median_e2e_latency_ms", t[NPL_TARGET_E2E], "E2E latency", 1);
+	c = check(v, "mean E2E", "mean_e2e", "ms", -1);
+	c->value = num(last, "mean_e2e_latency_ms");
+	fmt_ms(c->measured, sizeof(c->measured), c->value);
+	snprintf(c->target, sizeof(c->target), "-");
 	c = check(v, "output throughput", "output_throughput", "tok/s", -1);
 	c->value = tput;
 	snprintf(c->measured, sizeof(c->measured), isnan(tput) ? "-" : "%.1f tok/s", tput);
@@ -483,8 +489,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
 	cJSON *last;
 	/* each target by its text and its number in the plan's recipe */
-	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft"};
-	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms"};
+	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft", "e2e"};
+	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms", "e2e_ms"};
 	double t[NPL_TARGET_COUNT];
 	int i;
 

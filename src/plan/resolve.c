@@ -454,6 +454,13 @@ static cJSON *recipe_json(struct ctx *c)
 		cJSON_AddNullToObject(o, "ttft");
 		cJSON_AddNullToObject(o, "ttft_ms");
 	}
+	if (R->e2e_us >= 0) {
+		cJSON_AddStringToObject(o, "e2e", R->e2e_text);
+		cJSON_AddNumberToObject(o, "e2e_ms", (double)R->e2e_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "e2e");
+		cJSON_AddNullToObject(o, "e2e_ms");
+	}
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
 	if (R->notes)

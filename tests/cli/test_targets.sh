@@ -1,5 +1,6 @@
 # The targets a recipe may carry, in recipes of the test's own (issue 24, item 5): none at all
-# (MiMo-V2.5-Pro's page); in list, the queries and verify.
+# (MiMo-V2.5-Pro's page), an end-to-end latency (Qwen3-30B-A3B BF16 1P IN1K OUT100); in the
+# loader, list, show, the queries, diff and verify.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 B=$NPL_DATA/bench
@@ -25,6 +26,10 @@ recipe() {
 NONE=tgt-model-bf16-8p-none
 recipe NONE
 recipe TPOT 'tpot: 20ms'
+recipe E2E30 'e2e: 30s'
+recipe E2E20 'e2e: 20s' 'tpot: 50ms'
+E30=tgt-model-bf16-8p-e2e30
+E20=tgt-model-bf16-8p-e2e20
 S=(--recipes "$R")
 
 # ---- no target at all ----------------------------------------------------------------------
@@ -36,8 +41,8 @@ expect_rc 0 "$NPL" "${S[@]}" list tgt-model --json
 expect_eq "$(jq -r --arg id $NONE '.[] | select(.id == $id) | "\(.tpot) \(.tpot_ms) \(.ttft) \(.ttft_ms)"' "$T/out")" \
 	"null null null null" "list --json: no targets"
 # a budget skips it, saying why
-expect_rc 0 "$NPL" "${S[@]}" show tgt-model --tpot 50ms --json
-expect_eq "$(jq -r '.recipe.id' "$T/out")" tgt-model-bf16-8p-tpot "--tpot 50ms chooses the recipe with a TPOT"
+expect_rc 0 "$NPL" "${S[@]}" show tgt-model --tpot 30ms --json
+expect_eq "$(jq -r '.recipe.id' "$T/out")" tgt-model-bf16-8p-tpot "--tpot 30ms chooses the recipe with a TPOT"
 expect_rc 3 "$NPL" "${S[@]}" show tgt-model --ttft 1s
 expect_grep "$T/err" "  $NONE: no TTFT figure to meet the 1s budget"
 # verify judges the run alone, and says there is no target
@@ -57,4 +62,62 @@ expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" tgt-model-bf16-8p-tpot --jso
 expect_eq "$(jq -c '.targets' "$T/out")" '["median_tpot"]' "verify --json: the TPOT target"
 expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" tgt-model-bf16-8p-tpot
 expect_nogrep "$T/out" "targets: none"
+
+# ---- an end-to-end target ------------------------------------------------------------------
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model
+expect_eq "$(head -1 "$T/out" | awk '{print $6, $7, $8}')" "TPOT TTFT E2E" "list: the E2E column"
+expect_eq "$(awk -v id=$E30 '$1 == id {print $6, $7, $8}' "$T/out")" "- - 30s" "list: E2E of the E2E recipe"
+expect_eq "$(awk -v id=$NONE '$1 == id {print $8}' "$T/out")" "-" "list: E2E of a recipe without"
+# recipes without one: no E2E column (the table as it was)
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model --tpot 30ms
+expect_nogrep "$T/out" "E2E"
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model --json
+expect_eq "$(jq -r --arg id $E30 '.[] | select(.id == $id) | "\(.e2e) \(.e2e_ms)"' "$T/out")" "30s 30000" "list --json e2e"
+expect_eq "$(jq -r --arg id $NONE '.[] | select(.id == $id) | "\(.e2e) \(.e2e_ms)"' "$T/out")" "null null" "list --json no e2e"
+expect_rc 0 "$NPL" "${S[@]}" show $E20
+expect_grep "$T/out" "  targets       TPOT 50ms, TTFT -, E2E 20s"
+expect_rc 0 "$NPL" "${S[@]}" show $E30 --json
+expect_eq "$(jq -c '[.recipe.e2e, .recipe.e2e_ms]' "$T/out")" '["30s",30000]' "show --json e2e"
+# --e2e: the largest target within the budget; a recipe without one does not qualify
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model --e2e 25s --ids
+expect_eq "$(cat "$T/out")" "$E20" "list --e2e 25s"
+expect_rc 2 "$NPL" "${S[@]}" show tgt-model --e2e 30
+expect_grep "$T/err" "--e2e '30' needs a unit: 30ms or 30s"
+expect_rc 0 "$NPL" "${S[@]}" show tgt-model --e2e 40s --json
+expect_eq "$(jq -r '.recipe.id' "$T/out")" $E30 "--e2e 40s chooses the largest target within"
+expect_grep "$T/err" "E2E 30s within 40s"
+expect_rc 3 "$NPL" "${S[@]}" show tgt-model --e2e 10s
+expect_grep "$T/err" "  $E20: E2E 20s exceeds the 10s budget by 10s"
+expect_grep "$T/err" "  $NONE: no E2E figure to meet the 10s budget"
+# diff: the target is metadata
+expect_rc 1 "$NPL" "${S[@]}" diff $E30 $E20
+expect_grep "$T/out" "  ~ e2e: 30s -> 20s"
+expect_rc 1 "$NPL" "${S[@]}" diff $NONE $E30 --json
+expect_eq "$(jq -c '.recipe[] | select(.name == "e2e")' "$T/out")" '{"name":"e2e","a":null,"b":"30s"}' "diff --json e2e"
+# verify: pass.jsonl's last record has a median E2E latency of 27790.4 ms (mean 27880.1)
+expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E30
+grep -q '^  median E2E  *27.79 s  *30.00 s  *ok$' "$T/out" || fail "E2E row: $(cat "$T/out")"
+grep -q '^  mean E2E  *27.88 s  *-  *$' "$T/out" || fail "mean E2E row: $(cat "$T/out")"
+expect_grep "$T/out" "verdict: PASS"
+expect_rc 1 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E20
+expect_grep "$T/out" "verdict: MISS: median E2E 27790.4 ms exceeds the 20000 ms target"
+expect_rc 1 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E20 --json
+expect_eq "$(jq -c '.targets' "$T/out")" '["median_tpot","median_e2e"]' "verify --json: TPOT and E2E targets"
+expect_eq "$(jq -c '.checks[] | select(.key == "median_e2e") | [.value, .target, .comparison, .ok]' "$T/out")" \
+	'[27790.4,20000,"<=",false]' "verify --json: the E2E check"
+# a run that measured no E2E latency is not judged as meeting it
+sed 's/"median_e2e_latency_ms": [0-9.]*, //' "$B/pass.jsonl" >"$T/noe2e.jsonl"
+expect_rc 1 "$NPL" "${S[@]}" verify "$T/noe2e.jsonl" $E30
+expect_grep "$T/out" "verdict: INVALID: no E2E latency was measured"
+
+# ---- bad values, located -------------------------------------------------------------------
+mkdir -p "$T/bad"
+cp "$R/model.yaml" "$T/bad/"
+for v in "e2e: fast" "e2e: 0s" "e2e: -5s" "e2e: [10s]"; do
+	grep -v '^e2e:' "$R/E2E30.yaml" >"$T/bad/r.yaml"
+	echo "$v" >>"$T/bad/r.yaml"
+	expect_rc 5 "$NPL" --recipes "$T/bad" validate
+	line=$(wc -l <"$T/bad/r.yaml")
+	expect_grep "$T/err" "$T/bad/r.yaml:$line:6: error: '"
+done
 finish
