@@ -7,7 +7,7 @@
  * the last against the recipe: a valid run (every request completed but a
  * tolerated share, a whole number of them and no more than were sent, tokens
  * produced, the recipe's workload) that meets each target the recipe has
- * (median TPOT, median TTFT, median E2E latency); a recipe with none is judged on the run alone. Included by the bench and verify commands and tests.
+ * (median TPOT, median TTFT, median E2E latency, output throughput); a recipe with none is judged on the run alone. Included by the bench and verify commands and tests.
  */
 #ifndef NPL_BENCH_H
 #define NPL_BENCH_H
@@ -31,7 +31,7 @@ struct npl_check {
 };
 
 /* The targets a recipe may carry, as the plan's recipe names them (tpot_ms, ...). */
-enum { NPL_TARGET_TPOT, NPL_TARGET_TTFT, NPL_TARGET_E2E, NPL_TARGET_COUNT };
+enum { NPL_TARGET_TPOT, NPL_TARGET_TTFT, NPL_TARGET_E2E, NPL_TARGET_THROUGHPUT, NPL_TARGET_COUNT };
 
 #define NPL_MAX_REASONS 16
 

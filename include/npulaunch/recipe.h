@@ -229,6 +229,8 @@ struct npl_layer {
 	const char *quantization, *dataset, *tier;
 	const char *tpot_text, *ttft_text, *e2e_text;
 	long long tpot_us, ttft_us, e2e_us;   /* the latency targets; -1: none */
+	const char *throughput_text;   /* the output throughput floor as written ("1200") */
+	double throughput;             /* in output tokens per second; -1: none */
 	struct npl_topology topo[NPL_TOPO_COUNT];   /* prefill, decode, pd-mixed */
 	struct npl_env_set *waive;     /* rule -> why this recipe keeps what the rule warns about */
 	int nwaive;

@@ -11,8 +11,8 @@ static void help(void)
 {
 	puts("usage: npulaunch list [MODEL] [--model M] [query options] [--json]\n"
 	     "\n"
-	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization (and E2E\n"
-	     "when a recipe listed has that target).\n"
+	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization (and E2E,\n"
+	     "TOK/S, the output throughput floor, when a recipe listed has that target).\n"
 	     "With query options, only the recipes that meet the query.\n"
 	     "\n"
 	     "Options:\n"
@@ -71,6 +71,10 @@ static cJSON *recipe_json(const struct npl_layer *R)
 		cJSON_AddNullToObject(o, "e2e");
 		cJSON_AddNullToObject(o, "e2e_ms");
 	}
+	if (R->throughput >= 0)
+		cJSON_AddNumberToObject(o, "throughput", R->throughput);
+	else
+		cJSON_AddNullToObject(o, "throughput");
 	cJSON_AddStringToObject(o, "quantization", R->quantization);
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
@@ -80,7 +84,7 @@ static cJSON *recipe_json(const struct npl_layer *R)
 	return o;
 }
 
-enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_E2E, C_QUANT, NCOL };
+enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_E2E, C_TPUT, C_QUANT, NCOL };
 
 /* A cell's text, escaped for the terminal (a recipe's strings are anyone's). */
 static const char *cell(struct npl_arena *a, const struct npl_layer *R, int col, char *tmp, size_t n)
@@ -94,6 +98,7 @@ static const char *cell(struct npl_arena *a, const struct npl_layer *R, int col,
 	case C_TPOT: return R->tpot_us >= 0 ? npl_escape_in(a, R->tpot_text) : "-";
 	case C_TTFT: return R->ttft_us >= 0 ? npl_escape_in(a, R->ttft_text) : "-";
 	case C_E2E: return R->e2e_us >= 0 ? npl_escape_in(a, R->e2e_text) : "-";
+	case C_TPUT: return R->throughput >= 0 ? npl_escape_in(a, R->throughput_text) : "-";
 	default: return npl_escape_in(a, R->quantization);
 	}
 }
@@ -227,7 +232,7 @@ static int list_models_or_profiles(struct npl_cli *cli, const struct npl_db *db,
 static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *const *shown, int nshown)
 {
 	static const char *const heads[NCOL] = {"ID", "MODEL", "CARDS", "MODE", "DATASET", "TPOT",
-						"TTFT", "E2E", "QUANTIZATION"};
+						"TTFT", "E2E", "TOK/S", "QUANTIZATION"};
 	struct npl_buf t = NPL_BUF_INIT;
 	size_t w[NCOL];
 	int on[NCOL], i, col;
@@ -235,10 +240,12 @@ static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *cons
 	/* the columns of the targets few recipes have only when one of those listed has it */
 	for (col = 0; col < NCOL; col++) {
 		w[col] = strlen(heads[col]);
-		on[col] = col != C_E2E;
+		on[col] = col != C_E2E && col != C_TPUT;
 	}
-	for (i = 0; i < nshown; i++)
+	for (i = 0; i < nshown; i++) {
 		on[C_E2E] |= shown[i]->e2e_us >= 0;
+		on[C_TPUT] |= shown[i]->throughput >= 0;
+	}
 	for (i = 0; i < nshown; i++)
 		for (col = 0; col < NCOL; col++) {
 			char tmp[32];

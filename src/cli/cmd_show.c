@@ -98,13 +98,16 @@ static void line_with_origin(const struct out *o, const char *lead, const char *
 	}
 }
 
-/* The targets line: TPOT and TTFT always ("-" for none), an end-to-end target where there is one. */
+/* The targets line: TPOT and TTFT always ("-" for none), an end-to-end target and a throughput
+ * floor where there is one. */
 static void show_targets(const cJSON *r)
 {
 	pr("  targets       TPOT %s, TTFT %s", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
 	   npl_json_str(r, "ttft") ? npl_json_str(r, "ttft") : "-");
 	if (npl_json_str(r, "e2e"))
 		pr(", E2E %s", npl_json_str(r, "e2e"));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "throughput")))
+		pr(", output throughput >= %g tok/s", cJSON_GetObjectItemCaseSensitive(r, "throughput")->valuedouble);
 	pr("\n");
 }
 

@@ -304,6 +304,25 @@ static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl
 	return 0;
 }
 
+/* throughput: the output tokens per second the recipe reaches at least; null is none */
+static int f_throughput(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const struct npl_number_spec spec = {"output tokens per second", 0, 1e12, 0};
+	double x;
+
+	(void)arg;
+	if (npl_recipe_want_scalar(c, v, k->str))
+		return -1;
+	if (npl_ynull(v))
+		return 0;
+	if (npl_parse_number(v->str, &spec, &x) || !(x > 0))
+		return npl_recipe_fail(c, v, "'throughput' is the output tokens per second the recipe reaches at least, a positive number like 1200, not '%s'",
+				       v->str);
+	c->L->throughput = x;
+	c->L->throughput_text = v->str;
+	return 0;
+}
+
 /* Rules whose warnings a recipe may waive, with a reason. */
 static const char *const waivable[] = {"graph-batch"};
 
@@ -418,6 +437,7 @@ static const struct field top_fields[] = {
 	{"tpot", K_RECIPE, f_duration},
 	{"ttft", K_RECIPE, f_duration},
 	{"e2e", K_RECIPE, f_duration},
+	{"throughput", K_RECIPE, f_throughput},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
@@ -503,6 +523,7 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 	L->loc = doc->loc;
 	L->source = source;
 	L->tpot_us = L->ttft_us = L->e2e_us = -1;
+	L->throughput = -1;
 	c->L = L;
 	before = c->d->errors;
 	npl_recipe_walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), npl_recipe_kind_articles[k],

@@ -477,10 +477,24 @@ static void judge_latency(struct npl_verdict *v, const cJSON *last, const double
 	c->value = num(last, "mean_e2e_latency_ms");
 	fmt_ms(c->measured, sizeof(c->measured), c->value);
 	snprintf(c->target, sizeof(c->target), "-");
-	c = check(v, "output throughput", "output_throughput", "tok/s", -1);
+	c = check(v, "output throughput", "output_throughput", "tok/s", isnan(t[NPL_TARGET_THROUGHPUT]) ? -1 : 0);
 	c->value = tput;
 	snprintf(c->measured, sizeof(c->measured), isnan(tput) ? "-" : "%.1f tok/s", tput);
 	snprintf(c->target, sizeof(c->target), "-");
+	if (isnan(t[NPL_TARGET_THROUGHPUT]))
+		return;
+	/* a floor: at least this many output tokens per second */
+	c->is_target = 1;
+	c->limit = t[NPL_TARGET_THROUGHPUT];
+	c->op = ">=";
+	snprintf(c->target, sizeof(c->target), ">= %g tok/s", c->limit);
+	c->ok = !isnan(tput) && tput > 0 && tput >= c->limit;
+	if (isnan(tput) || tput <= 0) {
+		v->valid = 0;
+		reason(v, "no output throughput was measured");
+	} else if (!c->ok) {
+		reason(v, "output throughput %.1f tok/s is below the %g tok/s floor", tput, c->limit);
+	}
 }
 
 int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
@@ -489,8 +503,8 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
 	cJSON *last;
 	/* each target by its text and its number in the plan's recipe */
-	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft", "e2e"};
-	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms", "e2e_ms"};
+	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft", "e2e", "throughput"};
+	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms", "e2e_ms", "throughput"};
 	double t[NPL_TARGET_COUNT];
 	int i;
 

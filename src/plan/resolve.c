@@ -461,6 +461,10 @@ static cJSON *recipe_json(struct ctx *c)
 		cJSON_AddNullToObject(o, "e2e");
 		cJSON_AddNullToObject(o, "e2e_ms");
 	}
+	if (R->throughput >= 0)
+		cJSON_AddNumberToObject(o, "throughput", R->throughput);
+	else
+		cJSON_AddNullToObject(o, "throughput");
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
 	if (R->notes)

@@ -1,6 +1,6 @@
 # The targets a recipe may carry, in recipes of the test's own (issue 24, item 5): none at all
-# (MiMo-V2.5-Pro's page), an end-to-end latency (Qwen3-30B-A3B BF16 1P IN1K OUT100); in the
-# loader, list, show, the queries, diff and verify.
+# (MiMo-V2.5-Pro's page), an end-to-end latency (Qwen3-30B-A3B BF16 1P IN1K OUT100), an output
+# throughput floor; in the loader, list, show, the queries, diff and verify.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 B=$NPL_DATA/bench
@@ -29,6 +29,10 @@ recipe TPOT 'tpot: 20ms'
 recipe E2E30 'e2e: 30s'
 recipe E2E20 'e2e: 20s' 'tpot: 50ms'
 E30=tgt-model-bf16-8p-e2e30
+recipe TPUT900 'tpot: 25ms' 'throughput: 900'
+recipe TPUT1200 'throughput: 1200.5'
+T900=tgt-model-bf16-8p-tput900
+T1200=tgt-model-bf16-8p-tput1200
 E20=tgt-model-bf16-8p-e2e20
 S=(--recipes "$R")
 
@@ -41,8 +45,8 @@ expect_rc 0 "$NPL" "${S[@]}" list tgt-model --json
 expect_eq "$(jq -r --arg id $NONE '.[] | select(.id == $id) | "\(.tpot) \(.tpot_ms) \(.ttft) \(.ttft_ms)"' "$T/out")" \
 	"null null null null" "list --json: no targets"
 # a budget skips it, saying why
-expect_rc 0 "$NPL" "${S[@]}" show tgt-model --tpot 30ms --json
-expect_eq "$(jq -r '.recipe.id' "$T/out")" tgt-model-bf16-8p-tpot "--tpot 30ms chooses the recipe with a TPOT"
+expect_rc 0 "$NPL" "${S[@]}" show tgt-model --tpot 22ms --json
+expect_eq "$(jq -r '.recipe.id' "$T/out")" tgt-model-bf16-8p-tpot "--tpot 22ms chooses the recipe with a TPOT"
 expect_rc 3 "$NPL" "${S[@]}" show tgt-model --ttft 1s
 expect_grep "$T/err" "  $NONE: no TTFT figure to meet the 1s budget"
 # verify judges the run alone, and says there is no target
@@ -65,12 +69,12 @@ expect_nogrep "$T/out" "targets: none"
 
 # ---- an end-to-end target ------------------------------------------------------------------
 expect_rc 0 "$NPL" "${S[@]}" list tgt-model
-expect_eq "$(head -1 "$T/out" | awk '{print $6, $7, $8}')" "TPOT TTFT E2E" "list: the E2E column"
+expect_eq "$(head -1 "$T/out" | awk '{print $6, $7, $8, $9}')" "TPOT TTFT E2E TOK/S" "list: the E2E and TOK/S columns"
 expect_eq "$(awk -v id=$E30 '$1 == id {print $6, $7, $8}' "$T/out")" "- - 30s" "list: E2E of the E2E recipe"
 expect_eq "$(awk -v id=$NONE '$1 == id {print $8}' "$T/out")" "-" "list: E2E of a recipe without"
 # recipes without one: no E2E column (the table as it was)
-expect_rc 0 "$NPL" "${S[@]}" list tgt-model --tpot 30ms
-expect_nogrep "$T/out" "E2E"
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model --tpot 20ms
+expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT QUANTIZATION" "list: the columns without E2E, TOK/S"
 expect_rc 0 "$NPL" "${S[@]}" list tgt-model --json
 expect_eq "$(jq -r --arg id $E30 '.[] | select(.id == $id) | "\(.e2e) \(.e2e_ms)"' "$T/out")" "30s 30000" "list --json e2e"
 expect_eq "$(jq -r --arg id $NONE '.[] | select(.id == $id) | "\(.e2e) \(.e2e_ms)"' "$T/out")" "null null" "list --json no e2e"
@@ -110,6 +114,35 @@ sed 's/"median_e2e_latency_ms": [0-9.]*, //' "$B/pass.jsonl" >"$T/noe2e.jsonl"
 expect_rc 1 "$NPL" "${S[@]}" verify "$T/noe2e.jsonl" $E30
 expect_grep "$T/out" "verdict: INVALID: no E2E latency was measured"
 
+# ---- an output throughput floor -------------------------------------------------------------
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model
+expect_eq "$(awk -v id=$T900 '$1 == id {print $6, $8, $9}' "$T/out")" "25ms - 900" "list: TOK/S of the floor"
+expect_eq "$(awk -v id=$NONE '$1 == id {print $9}' "$T/out")" "-" "list: TOK/S of a recipe without"
+expect_rc 0 "$NPL" "${S[@]}" list tgt-model --json
+expect_eq "$(jq -c --arg id $T1200 '[.[] | select(.id == $id) | .throughput]' "$T/out")" '[1200.5]' "list --json throughput"
+expect_eq "$(jq -c --arg id $NONE '[.[] | select(.id == $id) | .throughput]' "$T/out")" '[null]' "list --json no throughput"
+expect_rc 0 "$NPL" "${S[@]}" show $T900
+expect_grep "$T/out" "  targets       TPOT 25ms, TTFT -, output throughput >= 900 tok/s"
+expect_rc 0 "$NPL" "${S[@]}" show $T900 --json
+expect_eq "$(jq -c '.recipe.throughput' "$T/out")" 900 "show --json throughput"
+expect_rc 1 "$NPL" "${S[@]}" diff $T900 $T1200
+expect_grep "$T/out" "  ~ throughput: 900 -> 1200.5"
+# verify: pass.jsonl's last record delivers 931.3 tok/s
+expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $T900
+grep -q '^  output throughput  *931.3 tok/s  *>= 900 tok/s  *ok$' "$T/out" || fail "throughput row: $(cat "$T/out")"
+expect_grep "$T/out" "verdict: PASS"
+expect_rc 1 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $T1200
+expect_grep "$T/out" "verdict: MISS: output throughput 931.3 tok/s is below the 1200.5 tok/s floor"
+expect_rc 1 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $T1200 --json
+expect_eq "$(jq -c '[.targets, (.checks[] | select(.key == "output_throughput") | [.value, .target, .comparison, .ok])]' "$T/out")" \
+	'[["output_throughput"],[931.3,1200.5,">=",false]]' "verify --json: the throughput floor"
+sed 's/"output_throughput": [0-9.]*, //' "$B/pass.jsonl" >"$T/notput.jsonl"
+expect_rc 1 "$NPL" "${S[@]}" verify "$T/notput.jsonl" $T900
+expect_grep "$T/out" "verdict: INVALID: no output throughput was measured"
+# without a floor the throughput is shown, not judged
+expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E30 --json
+expect_eq "$(jq -c '.checks[] | select(.key == "output_throughput") | [.target, .ok]' "$T/out")" '[null,null]' "throughput not judged"
+
 # ---- bad values, located -------------------------------------------------------------------
 mkdir -p "$T/bad"
 cp "$R/model.yaml" "$T/bad/"
@@ -120,4 +153,16 @@ for v in "e2e: fast" "e2e: 0s" "e2e: -5s" "e2e: [10s]"; do
 	line=$(wc -l <"$T/bad/r.yaml")
 	expect_grep "$T/err" "$T/bad/r.yaml:$line:6: error: '"
 done
+for v in "throughput: -5" "throughput: 0" "throughput: fast" "throughput: 1e3" "throughput: {a: 1}"; do
+	grep -v '^e2e:' "$R/E2E30.yaml" >"$T/bad/r.yaml"
+	echo "$v" >>"$T/bad/r.yaml"
+	expect_rc 5 "$NPL" --recipes "$T/bad" validate
+	line=$(wc -l <"$T/bad/r.yaml")
+	expect_grep "$T/err" "$T/bad/r.yaml:$line:13: error: '"
+done
+expect_grep "$T/err" "'throughput' must be a single value"
+grep -v '^e2e:' "$R/E2E30.yaml" >"$T/bad/r.yaml"
+echo "throughput: -5" >>"$T/bad/r.yaml"
+expect_rc 5 "$NPL" --recipes "$T/bad" validate
+expect_grep "$T/err" "error: 'throughput' is the output tokens per second the recipe reaches at least, a positive number like 1200, not '-5'"
 finish
