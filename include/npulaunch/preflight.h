@@ -1,7 +1,7 @@
 /*
  * preflight.h: layer node. The checks that find, on a node and in seconds, what would make
  * a launch fail after a long start-up: the Ascend software (driver and toolkit
- * versions, the env files the plan sources), the NPUs (npu-smi: enough dies,
+ * versions, the SGLang version against the recipe's floor, the env files the plan sources), the NPUs (npu-smi: enough dies,
  * every one healthy, none held by a process), the NPU network (hccn_tool: link
  * up, an address, the tool's own reachability probe), the host network (the
  * socket interface exists, is up and carries this node's address; the address
@@ -38,7 +38,7 @@ enum npl_pf_status { NPL_PF_OK, NPL_PF_WARN, NPL_PF_FAIL, NPL_PF_SKIP };
 /* One check's result. found and fix hold outside text unescaped; fix is NULL when there is
  * nothing to do. */
 struct npl_pf_check {
-	const char *name;     /* driver, toolkit, env-files, npus, npu-network, node, interface,
+	const char *name;     /* driver, toolkit, sglang, env-files, npus, npu-network, node, interface,
 			       * ports, model, draft-model, memory, host-tuning */
 	enum npl_pf_status status;
 	const char *found;
@@ -137,6 +137,11 @@ const char *npl_pf_parse_net_health(const char *text, struct npl_arena *a);
 const char *npl_pf_parse_label(const char *text, const char *label, struct npl_arena *a);
 /* The value of key (case-insensitive) in key=value lines (version.info), in a, or NULL. */
 const char *npl_pf_parse_kv(const char *text, const char *key, struct npl_arena *a);
+
+/* Compare an installed version ("0.5.16.post1", "0.5.16rc1", "v0.5.6") with a floor ("0.5.16"), by
+ * their release numbers as pip orders them (a pre-release below its release, a post or local
+ * suffix not counted): -1 below, 0 the same, 1 above; -2 when either is no version. */
+int npl_pf_version_cmp(const char *installed, const char *floor);
 
 /* A listening TCP socket of /proc/net/tcp{,6}. */
 struct npl_pf_listen {

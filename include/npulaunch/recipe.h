@@ -219,6 +219,10 @@ struct npl_layer {
 	struct npl_loc pf_loc;
 	/* model, recipe: where an imported document came from (provenance:) */
 	const char *prov_page, *prov_section, *prov_commit;
+	/* model, recipe: the SGLang version the deployment needs at least (sglang_version: ">= 0.5.16"):
+	 * the text as written and its version ("0.5.16"); the recipe's replaces the model's */
+	struct npl_str sglang_floor;
+	const char *sglang_min;
 	/* model, hardware: other names a query or a page may use; recipe: the ids it replaced */
 	struct npl_str *aliases;
 	int naliases;

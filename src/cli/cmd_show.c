@@ -138,6 +138,12 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	pr("  quantization  %s\n", npl_json_str(r, "quantization"));
 	if (npl_json_str(r, "tier"))
 		pr("  tier          %s\n", npl_json_str(r, "tier"));
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "sglang_version"))) {
+		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(r, "sglang_version");
+
+		pr("  sglang        %s (the %s's, %s; preflight checks it)\n", npl_json_str(sg, "floor"),
+		   npl_json_str(sg, "layer"), npl_json_str(sg, "at"));
+	}
 	{
 		const cJSON *sel = cJSON_GetObjectItemCaseSensitive(plan, "selection");
 		const char *by = npl_json_str(sel, "by");

@@ -323,6 +323,43 @@ static int f_throughput(struct ctx *c, const struct npl_ynode *k, const struct n
 	return 0;
 }
 
+/* sglang_version: ">= 0.5.16" (a leading v is allowed, as images write it): the version floor */
+static int f_sglang_version(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_str s;
+	const char *p, *min;
+	int digits = 0, dots = 0;
+
+	(void)arg;
+	if (npl_recipe_read_str(c, v, k->str, &s))
+		return -1;
+	p = s.s;
+	if (p[0] != '>' || p[1] != '=')
+		goto bad;
+	for (p += 2; *p == ' '; p++)
+		;
+	p += *p == 'v';
+	min = p;
+	/* numbers separated by single dots: 0.5.16 */
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9') {
+			digits++;
+		} else if (*p == '.' && digits && p[1] >= '0' && p[1] <= '9' && dots < 3) {
+			dots++;
+		} else {
+			goto bad;
+		}
+	}
+	if (!digits)
+		goto bad;
+	c->L->sglang_floor = s;
+	c->L->sglang_min = min;
+	return 0;
+bad:
+	return npl_recipe_fail(c, v, "'sglang_version' is a floor like \">= 0.5.16\" (the SGLang version the deployment needs at least), not '%s'",
+			       s.s);
+}
+
 /* Rules whose warnings a recipe may waive, with a reason. */
 static const char *const waivable[] = {"graph-batch"};
 
@@ -438,6 +475,7 @@ static const struct field top_fields[] = {
 	{"ttft", K_RECIPE, f_duration},
 	{"e2e", K_RECIPE, f_duration},
 	{"throughput", K_RECIPE, f_throughput},
+	{"sglang_version", K_MODEL | K_RECIPE, f_sglang_version},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},

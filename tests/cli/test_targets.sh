@@ -1,6 +1,8 @@
 # The targets a recipe may carry, in recipes of the test's own (issue 24, item 5): none at all
 # (MiMo-V2.5-Pro's page), an end-to-end latency (Qwen3-30B-A3B BF16 1P IN1K OUT100), an output
-# throughput floor; in the loader, list, show, the queries, diff and verify.
+# throughput floor; in the loader, list, show, the queries, diff and verify. And an SGLang version
+# floor (Qwen3.6-35B-A3B: "Use image SGLang >= v0.5.16"): the loader, show, and preflight's check
+# against what a stand-in python reports.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 B=$NPL_DATA/bench
@@ -142,6 +144,80 @@ expect_grep "$T/out" "verdict: INVALID: no output throughput was measured"
 # without a floor the throughput is shown, not judged
 expect_rc 0 "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E30 --json
 expect_eq "$(jq -c '.checks[] | select(.key == "output_throughput") | [.target, .ok]' "$T/out")" '[null,null]' "throughput not judged"
+
+# ---- an SGLang version floor, on the model or the recipe -----------------------------------
+SG=$T/sg
+mkdir -p "$SG/bin"
+printf 'kind: model\nid: sg-model\nname: SG-Model\nsglang_version: ">= 0.5.16"\n' >"$SG/model.yaml"
+for name in MODEL OWN; do
+	{
+		printf 'kind: recipe\ntitle: SG-Model BF16 8P %s\nmodel: sg-model\nhardware: ascend-a3\ncards: 8\n' $name
+		printf 'mode: pd-mixed\nquantization: BF16\ndataset: 3.5k+1.5k\n'
+		printf 'bench: {dataset: random, input: 3500, output: 1500, concurrency: 64, prompts: 256}\n'
+	} >"$SG/$name.yaml"
+done
+echo 'sglang_version: ">=v0.6"' >>"$SG/OWN.yaml"
+expect_rc 0 "$NPL" --recipes "$SG" validate
+expect_rc 0 "$NPL" --recipes "$SG" show sg-model-bf16-8p-model
+expect_grep "$T/out" "  sglang        >= 0.5.16 (the model's, $SG/model.yaml:4:17; preflight checks it)"
+expect_rc 0 "$NPL" --recipes "$SG" show sg-model-bf16-8p-own --json
+expect_eq "$(jq -c '.recipe.sglang_version' "$T/out")" \
+	"{\"floor\":\">=v0.6\",\"min\":\"0.6\",\"layer\":\"recipe\",\"at\":\"$SG/OWN.yaml:10:17\"}" "show --json: the recipe's floor replaces the model's"
+expect_rc 0 "$NPL" "${S[@]}" show $NONE --json
+expect_eq "$(jq -c '.recipe.sglang_version' "$T/out")" null "no floor"
+expect_rc 0 "$NPL" "${S[@]}" show $NONE
+expect_nogrep "$T/out" "  sglang  "
+# preflight asks the server's python: a stand-in that warns on stderr, then says its version
+printf '#!/bin/sh\necho "a warning of the import" >&2\necho "npulaunch-sglang-version=$FAKE_SGLANG"\n' >"$SG/bin/python3"
+chmod +x "$SG/bin/python3"
+# pf VERSION ID: the sglang check's line of preflight on this host (other checks fail here)
+pf() {
+	FAKE_SGLANG=$1 PATH="$SG/bin:$PATH" run env -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight "$2" \
+		--model-path /m --ifname lo --root "$T/noroot" --timeout 5
+	grep -A1 '^[a-z]*  *sglang ' "$T/out" | tr -s ' ' >"$T/sg.txt"
+}
+pf 0.5.16 sg-model-bf16-8p-model
+expect_eq "$(head -1 "$T/sg.txt")" "ok sglang SGLang 0.5.16 (python3), the recipe needs >= 0.5.16" "preflight: at the floor"
+pf 0.6.1.post2 sg-model-bf16-8p-model
+expect_eq "$(head -1 "$T/sg.txt")" "ok sglang SGLang 0.6.1.post2 (python3), the recipe needs >= 0.5.16" "preflight: above"
+pf 0.5.6 sg-model-bf16-8p-model
+expect_eq "$(cat "$T/sg.txt")" "fail sglang SGLang 0.5.6 (python3); the recipe needs >= 0.5.16
+ fix: use an image or an environment with SGLang >= 0.5.16 (the recipe's sglang_version)" "preflight: below"
+expect_eq "$rc" 1 "preflight below the floor exits 1"
+pf 0.5.99 sg-model-bf16-8p-own
+expect_eq "$(head -1 "$T/sg.txt")" "fail sglang SGLang 0.5.99 (python3); the recipe needs >=v0.6" "preflight: the recipe's floor"
+pf main sg-model-bf16-8p-model
+expect_eq "$(head -1 "$T/sg.txt")" "warn sglang python3 reports SGLang 'main', a version npulaunch cannot compare with >= 0.5.16" "preflight: no version"
+FAKE_SGLANG=0.5.16 PATH="$SG/bin:$PATH" run env -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight sg-model-bf16-8p-model \
+	--model-path /m --ifname lo --root "$T/noroot" --json
+expect_eq "$(jq -c '.checks[] | select(.name == "sglang") | [.status, .fix]' "$T/out")" '["ok",null]' "preflight --json"
+# a python that cannot import sglang: a warning, with what it said
+printf '#!/bin/sh\necho "ModuleNotFoundError: No module named sglang" >&2\nexit 1\n' >"$SG/bin/python3"
+pf x sg-model-bf16-8p-model
+expect_eq "$(head -1 "$T/sg.txt")" "warn sglang the recipe needs SGLang >= 0.5.16, and 'python3 -c \"import sglang\"' failed (exit 1): ModuleNotFoundError: No module named sglang: the version was not checked" "preflight: no sglang"
+# no python at all
+rm "$SG/bin/python3"
+ENV=$(command -v env)
+FAKE_SGLANG=x PATH="$SG/bin:/nonexistent" run "$ENV" -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight sg-model-bf16-8p-model \
+	--model-path /m --ifname lo --root "$T/noroot"
+expect_grep "$T/out" "warn  sglang       the recipe needs SGLang >= 0.5.16, and python3 is not found (PATH): the version was not checked"
+# without a floor, and on a role that runs no server, the check is skipped
+expect_rc 1 env -u NPULAUNCH_PREFLIGHT "$NPL" "${S[@]}" preflight $NONE --model-path /m --ifname lo --root "$T/noroot"
+expect_grep "$T/out" "skip  sglang       the recipe states no SGLang version floor"
+run env -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight sg-model-bf16-8p-model --role bench --model-path /m --ifname lo --root "$T/noroot"
+expect_grep "$T/out" "skip  sglang       the bench runs no SGLang server"
+# bad floors, located
+mkdir -p "$T/sgbad"
+cp "$SG/model.yaml" "$T/sgbad/"
+for v in '"0.5.16"' '"<= 0.5.16"' '">= 0.5."' '">= 0.5.16rc1"' '">= "' '[">= 0.5.16"]'; do
+	grep -v '^sglang_version:' "$SG/OWN.yaml" >"$T/sgbad/own.yaml"
+	echo "sglang_version: $v" >>"$T/sgbad/own.yaml"
+	expect_rc 5 "$NPL" --recipes "$T/sgbad" validate
+	expect_grep "$T/err" "$T/sgbad/own.yaml:10:17: error: '"
+done
+sed -i 's/^sglang_version: .*/sglang_version: "<= 0.5.16"/' "$T/sgbad/own.yaml"
+expect_rc 5 "$NPL" --recipes "$T/sgbad" validate
+expect_grep "$T/err" "error: 'sglang_version' is a floor like \">= 0.5.16\" (the SGLang version the deployment needs at least), not '<= 0.5.16'"
 
 # ---- bad values, located -------------------------------------------------------------------
 mkdir -p "$T/bad"
