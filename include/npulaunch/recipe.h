@@ -219,6 +219,12 @@ struct npl_layer {
 	struct npl_loc pf_loc;
 	/* model, recipe: where an imported document came from (provenance:) */
 	const char *prov_page, *prov_section, *prov_commit;
+	/* hardware (its default), model, recipe: the KV-cache transfer protocol of PD disaggregation
+	 * (sdma, device_rdma, host_rdma, device_urma), ASCEND_MF_TRANSFER_PROTOCOL of the prefill and
+	 * decode servers; transfer_protocol: null (removed) leaves the variable to memfabric's default */
+	struct npl_str transfer_protocol;
+	int transfer_protocol_removed;
+	struct npl_loc transfer_protocol_loc;
 	/* model, recipe: the SGLang version the deployment needs at least (sglang_version: ">= 0.5.16"):
 	 * the text as written and its version ("0.5.16"); the recipe's replaces the model's */
 	struct npl_str sglang_floor;

@@ -360,6 +360,33 @@ bad:
 			       s.s);
 }
 
+/* transfer_protocol: how memfabric moves the KV cache between prefill and decode (the glossary's
+ * protocols); null removes what an earlier layer chose */
+static int f_transfer_protocol(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const char *const protocols[] = {"sdma", "device_rdma", "host_rdma", "device_urma"};
+	const char *best;
+	size_t i;
+
+	(void)arg;
+	if (npl_recipe_want_scalar(c, v, k->str))
+		return -1;
+	c->L->transfer_protocol_loc = k->loc;
+	if (npl_ynull(v)) {
+		c->L->transfer_protocol_removed = 1;
+		return 0;
+	}
+	for (i = 0; i < NPL_ARRAY_SIZE(protocols); i++)
+		if (!strcmp(v->str, protocols[i])) {
+			c->L->transfer_protocol.s = protocols[i];
+			c->L->transfer_protocol.loc = v->loc;
+			return 0;
+		}
+	best = npl_did_you_mean(v->str, protocols, (int)NPL_ARRAY_SIZE(protocols));
+	return npl_recipe_fail(c, v, "unknown transfer_protocol '%s'%s%s%s (sdma, device_rdma, host_rdma or device_urma)", v->str,
+			       best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
+}
+
 /* Rules whose warnings a recipe may waive, with a reason. */
 static const char *const waivable[] = {"graph-batch"};
 
@@ -476,6 +503,7 @@ static const struct field top_fields[] = {
 	{"e2e", K_RECIPE, f_duration},
 	{"throughput", K_RECIPE, f_throughput},
 	{"sglang_version", K_MODEL | K_RECIPE, f_sglang_version},
+	{"transfer_protocol", K_HW | K_MODEL | K_RECIPE, f_transfer_protocol},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
