@@ -219,6 +219,34 @@ sed -i 's/^sglang_version: .*/sglang_version: "<= 0.5.16"/' "$T/sgbad/own.yaml"
 expect_rc 5 "$NPL" --recipes "$T/sgbad" validate
 expect_grep "$T/err" "error: 'sglang_version' is a floor like \">= 0.5.16\" (the SGLang version the deployment needs at least), not '<= 0.5.16'"
 
+# ---- the JSON of these shapes against the schemas (docs/json), where python3-jsonschema is ----
+if python3 -c 'import jsonschema' 2>/dev/null; then
+	: >"$T/list"
+	n=0
+	# js SCHEMA CMD...: CMD's standard output, to be checked against SCHEMA
+	js() {
+		local schema=$1
+		shift
+		n=$((n + 1))
+		"$@" >"$T/js$n" 2>/dev/null
+		printf '%s\t%s\t%s\n' "$schema" "$T/js$n" "$*" >>"$T/list"
+	}
+	js list "$NPL" "${S[@]}" list --json
+	js show "$NPL" --recipes "$SG" show sg-model-bf16-8p-own --json
+	js show "$NPL" "${S[@]}" show $T900 --json
+	js diff "$NPL" "${S[@]}" diff $E30 $T1200 --json
+	js verify "$NPL" "${S[@]}" verify "$B/pass.jsonl" $NONE --json
+	js verify "$NPL" "${S[@]}" verify "$B/pass.jsonl" $E20 --json
+	js verify "$NPL" "${S[@]}" verify "$B/pass.jsonl" $T1200 --json
+	printf '#!/bin/sh\necho "npulaunch-sglang-version=0.5.6"\n' >"$SG/bin/python3"
+	chmod +x "$SG/bin/python3"
+	PATH="$SG/bin:$PATH" js preflight env -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight sg-model-bf16-8p-model \
+		--model-path /m --ifname lo --root "$T/noroot" --json
+	run python3 "$NPL_SRC/tests/tools/json_check.py" "$NPL_SRC/docs/json" "$T/list"
+	[[ $rc == 0 ]] || fail "the schemas: $(cat "$T/out" "$T/err")"
+	expect_eq "$(jq -r '.checks[] | select(.name == "sglang") | .status' "$T/js$n")" fail "preflight --json below the floor"
+fi
+
 # ---- bad values, located -------------------------------------------------------------------
 mkdir -p "$T/bad"
 cp "$R/model.yaml" "$T/bad/"
