@@ -138,11 +138,6 @@ const char *npl_pf_parse_label(const char *text, const char *label, struct npl_a
 /* The value of key (case-insensitive) in key=value lines (version.info), in a, or NULL. */
 const char *npl_pf_parse_kv(const char *text, const char *key, struct npl_arena *a);
 
-/* Compare an installed version ("0.5.16.post1", "0.5.16rc1", "v0.5.6") with a floor ("0.5.16"), by
- * their release numbers as pip orders them (a pre-release below its release, a post or local
- * suffix not counted): -1 below, 0 the same, 1 above; -2 when either is no version. */
-int npl_pf_version_cmp(const char *installed, const char *floor);
-
 /* A listening TCP socket of /proc/net/tcp{,6}. */
 struct npl_pf_listen {
 	int port;

@@ -1,9 +1,8 @@
 /*
  * preflight_sglang.c: the preflight check of the SGLang version a recipe needs at least
  * (sglang_version: ">= 0.5.16", the plan's recipe.sglang_version): the version installed for
- * the python that launches the server, asked of that python itself, against the floor; and the
- * comparison of two versions as pip orders them, as far as a floor needs. See preflight.h and
- * preflight_internal.h.
+ * the python that launches the server, asked of that python itself, against the floor (compared
+ * by text.c's npl_version_cmp). See preflight_internal.h.
  */
 #include <string.h>
 #include <unistd.h>
@@ -12,53 +11,12 @@
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
 #include "npulaunch/proc.h"
+#include "npulaunch/text.h"
 #include "preflight_internal.h"
 
 /* What the python prints before the version, so that warnings around it are not taken for it. */
 #define MARK "npulaunch-sglang-version="
 #define PROBE "import sglang; print('" MARK "' + sglang.__version__)"
-
-/* The release numbers of a version ("0.5.16rc1": 0 5 16, and pre = 1 for the rc); the count,
- * 0 when s does not start with one. A local or post suffix (+npu, .post1) ends the numbers. */
-static int release(const char *s, long *v, int max, int *pre)
-{
-	int n = 0;
-
-	*pre = 0;
-	s += *s == 'v';
-	while (n < max && *s >= '0' && *s <= '9') {
-		long x = 0;
-
-		for (; *s >= '0' && *s <= '9'; s++)
-			x = x < 100000000 ? x * 10 + (*s - '0') : x;
-		v[n++] = x;
-		if (*s != '.' || !(s[1] >= '0' && s[1] <= '9'))
-			break;
-		s++;
-	}
-	/* 0.5.16rc1, 0.5.16a0, 0.5.16.dev3: before the release 0.5.16 */
-	if (n && (!strncmp(s, "rc", 2) || !strncmp(s, "a", 1) || !strncmp(s, "b", 1) || !strncmp(s, ".dev", 4) ||
-		  !strncmp(s, "dev", 3)))
-		*pre = 1;
-	return n;
-}
-
-int npl_pf_version_cmp(const char *installed, const char *floor)
-{
-	long a[8], b[8];
-	int pa, pb, na = release(installed, a, 8, &pa), nb = release(floor, b, 8, &pb), i;
-
-	if (!na || !nb)
-		return -2;
-	for (i = 0; i < (na > nb ? na : nb); i++) {
-		long x = i < na ? a[i] : 0, y = i < nb ? b[i] : 0;
-
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	/* the same numbers: a pre-release of the floor is below it */
-	return pa && !pb ? -1 : pb && !pa ? 1 : 0;
-}
 
 /* The version the probe printed after MARK, in a; NULL when it printed none. */
 static const char *probed(struct npl_arena *a, const char *out)
@@ -148,7 +106,7 @@ struct npl_pf_check npl_pf_check_sglang(const struct npl_preflight_opts *o, stru
 		c.fix = fix;
 		return c;
 	}
-	cmp = npl_pf_version_cmp(ver, min);
+	cmp = npl_version_cmp(ver, min);
 	if (cmp == -2) {
 		c.found = npl_arena_printf(a, "%s reports SGLang '%s', a version npulaunch cannot compare with %s", py, ver, floor);
 	} else if (cmp < 0) {

@@ -206,6 +206,19 @@ expect_rc 1 env -u NPULAUNCH_PREFLIGHT "$NPL" "${S[@]}" preflight $NONE --model-
 expect_grep "$T/out" "skip  sglang       the recipe states no SGLang version floor"
 run env -u NPULAUNCH_PREFLIGHT "$NPL" --recipes "$SG" preflight sg-model-bf16-8p-model --role bench --model-path /m --ifname lo --root "$T/noroot"
 expect_grep "$T/out" "skip  sglang       the bench runs no SGLang server"
+# render --target docker|k8s: an image whose tag names SGLang's version is held to the floor
+expect_rc 0 "$NPL" --recipes "$SG" render sg-model-bf16-8p-model --target docker -o "$T/d1" --model-path /m --ifname lo \
+	--image lmsysorg/sglang:v0.5.6-cann8.3.rc1-a3
+expect_grep "$T/err" "npulaunch: $SG/model.yaml:4:17: warning: the image lmsysorg/sglang:v0.5.6-cann8.3.rc1-a3 carries SGLang v0.5.6, below the sglang_version >= 0.5.16 of model sg-model: give --image with SGLang >= 0.5.16"
+expect_rc 0 "$NPL" --recipes "$SG" render sg-model-bf16-8p-model --target docker -o "$T/d2" --model-path /m --ifname lo \
+	--image registry.local:5000/sglang:v0.5.16-cann8.5.0-a3
+expect_nogrep "$T/err" "SGLang v0.5.16"
+expect_nogrep "$T/err" "names no SGLang version"
+expect_rc 0 "$NPL" --recipes "$SG" render sg-model-bf16-8p-model --target k8s -o "$T/k1" --model-path /m --ifname lo
+expect_grep "$T/err" "npulaunch: note: the image lmsysorg/sglang:main-cann8.5.0-a3 names no SGLang version in its tag: npulaunch preflight checks sglang_version >= 0.5.16 on the node"
+expect_rc 0 "$NPL" "${S[@]}" render $NONE --target k8s -o "$T/k2" --model-path /m --ifname lo
+expect_nogrep "$T/err" "SGLang"
+
 # bad floors, located
 mkdir -p "$T/sgbad"
 cp "$SG/model.yaml" "$T/sgbad/"

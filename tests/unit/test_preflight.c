@@ -780,27 +780,6 @@ static void test_print_escapes(void **state)
 	drop(f);
 }
 
-/* The SGLang version against a recipe's floor, as pip orders them. */
-static void test_version_cmp(void **state)
-{
-	(void)state;
-	assert_int_equal(npl_pf_version_cmp("0.5.16", "0.5.16"), 0);
-	assert_int_equal(npl_pf_version_cmp("0.5.15", "0.5.16"), -1);
-	assert_int_equal(npl_pf_version_cmp("0.5.6", "0.5.16"), -1);   /* numbers, not text */
-	assert_int_equal(npl_pf_version_cmp("0.5.17", "0.5.16"), 1);
-	assert_int_equal(npl_pf_version_cmp("0.6", "0.5.16"), 1);
-	assert_int_equal(npl_pf_version_cmp("0.5", "0.5.0"), 0);
-	assert_int_equal(npl_pf_version_cmp("v0.5.16", "0.5.16"), 0);
-	assert_int_equal(npl_pf_version_cmp("0.5.16.post1", "0.5.16"), 0);
-	assert_int_equal(npl_pf_version_cmp("0.5.16+npu", "0.5.16"), 0);
-	assert_int_equal(npl_pf_version_cmp("0.5.16rc1", "0.5.16"), -1);   /* a pre-release is below */
-	assert_int_equal(npl_pf_version_cmp("0.5.16.dev3", "0.5.16"), -1);
-	assert_int_equal(npl_pf_version_cmp("0.5.17rc1", "0.5.16"), 1);
-	assert_int_equal(npl_pf_version_cmp("unknown", "0.5.16"), -2);
-	assert_int_equal(npl_pf_version_cmp("", "0.5.16"), -2);
-	assert_int_equal(npl_pf_version_cmp("0.5.16", ""), -2);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -823,7 +802,6 @@ int main(void)
 		cmocka_unit_test(test_checks_npu_network),
 		cmocka_unit_test(test_checks_tool_hangs),
 		cmocka_unit_test(test_print_escapes),
-		cmocka_unit_test(test_version_cmp),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
