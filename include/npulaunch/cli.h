@@ -57,7 +57,7 @@ struct npl_cli_recipe_opts {
 	struct npl_site site;        /* site values from flags */
 	const char *site_files[8];   /* --site FILE, in order (merged; a key in two is refused) */
 	int nsite_files;
-	const char *tpot, *ttft, *dataset, *prefix_cache, *cards, *mode, *hardware;
+	const char *tpot, *ttft, *e2e, *dataset, *prefix_cache, *cards, *mode, *hardware;
 	int nearest;
 	struct npl_override *ov;
 	int nov, capov;
@@ -81,6 +81,7 @@ enum {
 	NPL_OPT_SITE,
 	NPL_OPT_TPOT,
 	NPL_OPT_TTFT,
+	NPL_OPT_E2E,
 	NPL_OPT_DATASET,
 	NPL_OPT_PREFIX_CACHE,
 	NPL_OPT_CARDS,

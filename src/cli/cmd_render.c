@@ -173,8 +173,8 @@ static void help(void)
 	     "  --bench           (slurm) the job runs the benchmark once the entry point\n"
 	     "                    answers, then npulaunch verify; it ends with the verdict\n"
 	     , stdout);
-	puts("  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
-	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
+	puts("  query             MODEL instead of an id, with --tpot T, --ttft T and --e2e T\n"
+	     "                    (budgets: the largest target within wins), --dataset IN+OUT (the smallest that\n"
 	     "                    covers wins; 64k+1k, 1024x1024 (30)+1024, 1080p_30+256),\n"
 	     "                    --prefix-cache PCT, --cards N (available; the most used wins),\n"
 	     "                    --mode pd-mixed|pd-disagg, --hardware H; --nearest takes the\n"

@@ -24,7 +24,7 @@ if command -v jq >/dev/null; then
 	expect_eq "$(jq -r '.[] | select(.id == "kimi-k2.6-w4a8-1p1d-16p-in64k-out1k5-prefix90-100ms") | "\(.cards) \(.mode) \(.tpot_ms) \(.ttft_ms) \(.dataset)"' "$T/out")" \
 		"16 pd-disagg 100 3000 64k+1.5k (90% prefix cache hit rate)" "list --json row"
 	expect_eq "$(jq -r '[.[0] | keys[]] | join(",")' "$T/out")" \
-		"cards,dataset,file,hardware,id,mode,model,model_name,quantization,tier,title,tpot,tpot_ms,ttft,ttft_ms" "list --json keys"
+		"cards,dataset,e2e,e2e_ms,file,hardware,id,mode,model,model_name,quantization,throughput,tier,title,tpot,tpot_ms,ttft,ttft_ms" "list --json keys"
 else
 	fail "jq is not installed (the README's first command installs it)"
 fi
