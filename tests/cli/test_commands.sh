@@ -4,7 +4,7 @@
 # list: a header and 60 rows (22 seed + 38 upstream recipes), columns aligned
 expect_rc 0 "$NPL" list
 expect_eq "$(wc -l <"$T/out")" 61 "list lines"
-expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT QUANTIZATION" "list header"
+expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT E2E QUANTIZATION" "list header"
 # every row's MODEL column starts where the header's does
 col=$(head -1 "$T/out" | grep -bo 'MODEL' | head -1 | cut -d: -f1)
 while IFS= read -r line; do
