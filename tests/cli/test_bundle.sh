@@ -268,4 +268,14 @@ wait $holder
 wait $pid || fail "render after the lock: $(cat "$T/lk.err")"
 expect_grep "$T/lk.err" "npulaunch: render: waiting for another npulaunch writing into '$T/lk'"
 expect_eq "$(whole "$T/lk/b")" "" "bundle rendered after the lock"
+# ... but not for a lock its own caller holds, the usual way to serialise CI jobs (issue 25):
+# it would wait for itself forever. Refused at once, naming the holder; nothing written.
+mkdir "$T/self"
+expect_rc 1 timeout 30 flock "$T/self" "$NPL" render $PD -o "$T/self/deploy"
+expect_grep "$T/err" "error: '$T/self' is locked by process "
+expect_grep "$T/err" "which runs this npulaunch (flock DIR npulaunch ... -o DIR/...?): it would wait for itself forever"
+expect_rc 1 timeout 30 flock "$T/self" sh -c '"$0" render "$1" -o "$2"' "$NPL" $PD "$T/self/deploy"
+expect_grep "$T/err" "which runs this npulaunch"
+expect_eq "$(files "$T/self")" "" "files written under a lock its caller holds"
+expect_rc 0 timeout 30 flock "$T/self.lock" "$NPL" render $PD -o "$T/self/deploy"
 finish
