@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -118,6 +119,16 @@ static long request(const char *url, const char *post, long timeout_ms, struct n
 		snprintf(err, errn, "cannot start a request");
 		return 0;
 	}
+	/* a server's endpoint only: a URL read from a file (a manifest) may name any scheme libcurl
+	   speaks, and gopher:// or telnet:// would send raw bytes to whatever listens there */
+	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
+		snprintf(err, errn, "not an http:// or https:// URL");
+		cu.easy_cleanup(h);
+		return 0;
+	}
+	cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	cu.easy_setopt(h, CURLOPT_URL, url);
 	cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);
 	cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1);

@@ -33,6 +33,18 @@ if [[ $(id -u) == 0 ]] && command -v unshare >/dev/null; then
 	expect_grep "$T/out" "not ready  http://10.9.9.9:8000  (no route to the host)"
 fi
 expect_rc 2 "$NPL" wait 10.0.0.1:8000
+# only http and https, whatever a URL names, also one read from a manifest (issue 25):
+# gopher:// would send whatever listens there raw bytes
+expect_rc 2 "$NPL" wait "gopher://127.0.0.1:1/_x"
+start_http ok
+"$NPL" render qwen3-8b-w8a8-1p-in3k5-out1k5-5ms -o "$T/gopher" --model-path /m --draft-model-path /d --ifname eth0 2>/dev/null ||
+	fail "render for the gopher case"
+sed -i "s|\"http://127.0.0.1:6688\"|\"gopher://127.0.0.1:$port/_GET%20/health%20HTTP/1.0%0D%0A%0D%0A\"|" "$T/gopher/manifest.json"
+grep -q gopher "$T/gopher/manifest.json" || fail "the manifest's endpoint was not replaced"
+expect_rc 1 "$NPL" status "$T/gopher"
+expect_grep "$T/out" "(not an http:// or https:// URL)"
+sleep 0.3
+expect_eq "$(wc -c <"$http_log")" 0 "bytes the server got from a gopher:// endpoint"
 expect_rc 2 "$NPL" wait "http://127.0.0.1:$OK" --probe ping
 expect_rc 0 "$NPL" wait "http://127.0.0.1:$OK" --probe generate --timeout 5
 
