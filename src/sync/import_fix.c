@@ -229,20 +229,51 @@ static const char *inherited(const char *name)
 	return NULL;
 }
 
+/* A part of a variable's value: {site: KEY} when it is the model or draft model path the page's
+ * servers are given (PYTHONPATH=${DRAFT_MODEL_PATH}:$PYTHONPATH means the draft model the site
+ * names, not the page's placeholder path), else the text. */
+static cJSON *env_part(struct imp *m, const char *v)
+{
+	static const enum npl_site_key paths[] = {NPL_SITE_MODEL_PATH, NPL_SITE_DRAFT_MODEL_PATH};
+	size_t k;
+
+	for (k = 0; k < NPL_ARRAY_SIZE(paths); k++)
+		if (m->run.site.key[paths[k]].n && !strcmp(v, m->run.site.key[paths[k]].v[0])) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "site", npl_site_key_name(paths[k]));
+			return o;
+		}
+	return NULL;
+}
+
 static cJSON *env_value(struct imp *m, const char *name, const char *v)
 {
 	const char *inh = inherited(name);
 	size_t lv = strlen(v), li = inh ? strlen(inh) : 0;
-	cJSON *o;
+	cJSON *o, *site;
 
 	if (inh && lv > li + 1 && !strcmp(v + lv - li, inh) && v[lv - li - 1] == ':') {
+		const char *own = npl_arena_strndup(m->a, v, lv - li - 1);
+
 		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "prepend", npl_arena_strndup(m->a, v, lv - li - 1));
+		if ((site = env_part(m, own)))
+			cJSON_AddItemToObject(o, "prepend", site);
+		else
+			cJSON_AddStringToObject(o, "prepend", own);
 		return o;
 	}
 	if (inh && lv > li + 1 && !strncmp(v, inh, li) && v[li] == ':') {
 		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "append", v + li + 1);
+		if ((site = env_part(m, v + li + 1)))
+			cJSON_AddItemToObject(o, "append", site);
+		else
+			cJSON_AddStringToObject(o, "append", v + li + 1);
+		return o;
+	}
+	if ((site = env_part(m, v))) {
+		o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "value", site);
 		return o;
 	}
 	return npl_imp_scalar(v);
