@@ -114,13 +114,28 @@ static void meta_diff(struct imp *m, struct npl_diffs *ds, const char *name, con
 	x->loc = m->s->loc;
 }
 
+/* Whether the recipe's "cards" deviation (import_infer.c: "the page's metadata says N cards;
+ * its servers run on M") explains the page's cards: it names the very number the page says, so
+ * the page still contradicts its own script as it did when imported, and nothing moved. */
+static int cards_explained(struct imp *m, const struct npl_layer *R, const char *page)
+{
+	const char *says = npl_arena_printf(m->a, "the page's metadata says %s cards;", page ? page : "");
+	int i;
+
+	for (i = 0; page && i < R->ndeviation; i++)
+		if (!strcmp(R->deviation[i].name, "cards") && strstr(R->deviation[i].value, says))
+			return 1;
+	return 0;
+}
+
 static void metadata(struct imp *m, const struct npl_layer *R, struct npl_diffs *ds)
 {
 	const struct npl_page_section *s = m->s;
 	const char *mode = s->field[NPL_PAGE_MODE].value;
 
 	meta_diff(m, ds, "title", s->title, R->name);
-	meta_diff(m, ds, "cards", s->field[NPL_PAGE_CARDS].value, npl_arena_printf(m->a, "%d", R->cards));
+	if (!cards_explained(m, R, s->field[NPL_PAGE_CARDS].value))
+		meta_diff(m, ds, "cards", s->field[NPL_PAGE_CARDS].value, npl_arena_printf(m->a, "%d", R->cards));
 	meta_diff(m, ds, "mode", mode ? (npl_strcaseeq(mode, "PD Mixed") ? "pd-mixed" : "pd-disagg") : NULL,
 		  npl_mode_name(R->mode));
 	meta_diff(m, ds, "quantization", s->field[NPL_PAGE_QUANTIZATION].value, R->quantization);
