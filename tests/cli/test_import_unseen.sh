@@ -1,0 +1,71 @@
+# import of pages it was not written against (issue 24): other models' best-practice pages
+# (tests/data/pages/unseen), imported as a new user would, with no hand edit; each recipe
+# validates and renders, what a node would exec is the page's, drift finds them in sync, and a
+# page that is not a recipe page is refused with its location.
+. "$(dirname "$0")/lib.sh"
+
+P=$NPL_DATA/pages/unseen
+pages=("$P"/qwen3_32b.mdx "$P"/minimax_m2_5.mdx)
+site=(--model-path /m --draft-model-path /d --ifname eth0)
+
+expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r"
+expect_grep "$T/err" "qwen3_32b.mdx: 3 recipes of qwen3-32b"
+expect_grep "$T/err" "minimax_m2_5.mdx: 5 recipes of minimax-m2.5"
+# an A2 section whose metadata was copied from the A3 one: --tp-size 4 is 4 A2 cards
+expect_grep "$T/err" "$P/qwen3_32b.mdx:232:12: warning: cards: the page's metadata says 2 cards; its servers run on 4"
+expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 8 "one recipe per section"
+expect_rc 0 "$NPL" --recipes "$T/r" validate
+expect_grep "$T/err" "0 errors"
+for f in "$T"/r/*/*.yaml; do
+	id=$(basename "$f" .yaml)
+	[[ $id == model ]] && continue
+	expect_rc 0 "$NPL" --recipes "$T/r" render "$id" -o "$T/b/$id" "${site[@]}"
+done
+expect_rc 0 "$NPL" --recipes "$T/r" drift "${pages[@]}"
+expect_eq "$(grep -c '^= ' "$T/out")" 8 "drift of the imported recipes: every section in sync"
+
+# ---- the A2 section: what its script runs, the slip recorded ----
+id=qwen3-32b-w8a8-2p-in3k5-out1k5-55ms-a2
+expect_rc 0 "$NPL" --recipes "$T/r" show "$id" --json "${site[@]}"
+expect_eq "$(jq -r '.recipe.hardware, .recipe.cards, .roles[0].dies_per_instance' "$T/out" | tr '\n' ' ')" \
+	"ascend-a2 4 4 " "the A2 section: hardware, cards and dies as its script runs"
+expect_eq "$(jq -r '.recipe.deviations[0].what' "$T/out")" cards "the A2 section: the slip is a deviation"
+# what the node would exec: the page's flags (page lines 200-215), the older --cuda-graph-bs
+# read as argparse reads it
+expect_grep "$T/b/$id/pd-mixed.sh" "--tp-size 4 \\"
+expect_grep "$T/b/$id/pd-mixed.sh" "--max-prefill-tokens 35000 \\"
+expect_grep "$T/b/$id/pd-mixed.sh" "--cuda-graph-bs-decode 16 32 64 72 88 90 92 94 96 97 98 99 100 101 \\"
+b=$T/b/qwen3-32b-bf16-8p-in18k-out4k-6ms/pd-mixed.sh
+expect_grep "$b" "--tp-size 16 \\"
+expect_grep "$b" "--speculative-num-steps 4 \\"
+expect_grep "$b" "--max-prefill-tokens 65536 \\"
+# the deviation explains the page's 2 only: a page that moves to another count is drift
+sed '232s/2/3/' "$P/qwen3_32b.mdx" >"$T/qwen3_32b.mdx"
+expect_rc 1 "$NPL" --recipes "$T/r" drift "$T/qwen3_32b.mdx"
+expect_grep "$T/out" "recipe metadata cards: page 3, recipe 4"
+
+# ---- PYTHONPATH=${DRAFT_MODEL_PATH}:$PYTHONPATH is the site's draft model, not the page's path ----
+expect_grep "$T/r/minimax-m2.5/model.yaml" "      site: draft-model-path"
+id=minimax-m2.5-w8a8-8p-in3k5-out1k5-50ms
+expect_rc 0 "$NPL" --recipes "$T/r" show "$id" --json "${site[@]}"
+expect_eq "$(jq -r '.roles[0].nodes[0].env[] | select(.name == "PYTHONPATH") | "\(.op) \(.value)"' "$T/out")" \
+	'prepend ${draft-model-path}' "PYTHONPATH: the draft model's folder, then the old value"
+expect_grep "$T/b/$id/pd-mixed.sh" 'npl_env_join PYTHONPATH "$DRAFT_MODEL_PATH" : prepend'
+[[ -z $(grep -rl 'path/to/draft-model-weights' "$T/b") ]] || fail "a page's placeholder path reached a script"
+expect_grep "$T/b/$id/pd-mixed.sh" "--dp-size 16 \\"
+expect_grep "$T/b/$id/pd-mixed.sh" "--fuseep-mode 2 \\"
+expect_grep "$T/b/$id/pd-mixed.sh" "--max-running-requests 320 \\"
+# the prefix-cache benchmark: 90% of 64k shared (page lines 243-255)
+f=$T/r/minimax-m2.5/minimax-m2.5-w8a8-4p-in64k-out1k-prefix90-50ms.yaml
+expect_grep "$f" "  dataset: generated-shared-prefix"
+expect_grep "$f" "  prefix: 90"
+b=$T/b/minimax-m2.5-w8a8-4p-in64k-out1k-prefix90-50ms/bench.sh
+expect_grep "$b" "--gsp-system-prompt-len 58982"
+expect_grep "$b" "--gsp-question-len 6554"
+
+# ---- not a recipe page: refused where it starts, nothing written ----
+expect_rc 5 "$NPL" import "$NPL_DATA/pages/upstream-2026/knowledge_base.mdx" -o "$T/none"
+expect_grep "$T/err" "knowledge_base.mdx:1:1: error: no recipe section in this page"
+[[ ! -e $T/none ]] || fail "a refused page wrote $T/none"
+
+finish
