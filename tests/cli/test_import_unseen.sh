@@ -5,15 +5,16 @@
 . "$(dirname "$0")/lib.sh"
 
 P=$NPL_DATA/pages/unseen
-pages=("$P"/qwen3_32b.mdx "$P"/minimax_m2_5.mdx)
-site=(--model-path /m --draft-model-path /d --ifname eth0)
+pages=("$P"/qwen3_32b.mdx "$P"/minimax_m2_5.mdx "$P"/mimo_v2_flash.mdx)
+site=(--model-path /m --draft-model-path /d --ifname eth0 --prefill-ip 10.0.0.1 --decode-ip 10.0.0.2)
 
 expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r"
 expect_grep "$T/err" "qwen3_32b.mdx: 3 recipes of qwen3-32b"
 expect_grep "$T/err" "minimax_m2_5.mdx: 5 recipes of minimax-m2.5"
+expect_grep "$T/err" "mimo_v2_flash.mdx: 4 recipes of mimo-v2-flash"
 # an A2 section whose metadata was copied from the A3 one: --tp-size 4 is 4 A2 cards
 expect_grep "$T/err" "$P/qwen3_32b.mdx:232:12: warning: cards: the page's metadata says 2 cards; its servers run on 4"
-expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 8 "one recipe per section"
+expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 12 "one recipe per section"
 expect_rc 0 "$NPL" --recipes "$T/r" validate
 expect_grep "$T/err" "0 errors"
 for f in "$T"/r/*/*.yaml; do
@@ -22,7 +23,7 @@ for f in "$T"/r/*/*.yaml; do
 	expect_rc 0 "$NPL" --recipes "$T/r" render "$id" -o "$T/b/$id" "${site[@]}"
 done
 expect_rc 0 "$NPL" --recipes "$T/r" drift "${pages[@]}"
-expect_eq "$(grep -c '^= ' "$T/out")" 8 "drift of the imported recipes: every section in sync"
+expect_eq "$(grep -c '^= ' "$T/out")" 12 "drift of the imported recipes: every section in sync"
 
 # ---- the A2 section: what its script runs, the slip recorded ----
 id=qwen3-32b-w8a8-2p-in3k5-out1k5-55ms-a2
@@ -30,7 +31,7 @@ expect_rc 0 "$NPL" --recipes "$T/r" show "$id" --json "${site[@]}"
 expect_eq "$(jq -r '.recipe.hardware, .recipe.cards, .roles[0].dies_per_instance' "$T/out" | tr '\n' ' ')" \
 	"ascend-a2 4 4 " "the A2 section: hardware, cards and dies as its script runs"
 expect_eq "$(jq -r '.recipe.deviations[0].what' "$T/out")" cards "the A2 section: the slip is a deviation"
-# what the node would exec: the page's flags (page lines 200-215), the older --cuda-graph-bs
+# what the node would exec: the page's flags (page lines 299-301), the older --cuda-graph-bs
 # read as argparse reads it
 expect_grep "$T/b/$id/pd-mixed.sh" "--tp-size 4 \\"
 expect_grep "$T/b/$id/pd-mixed.sh" "--max-prefill-tokens 35000 \\"
@@ -55,13 +56,33 @@ expect_grep "$T/b/$id/pd-mixed.sh" 'npl_env_join PYTHONPATH "$DRAFT_MODEL_PATH" 
 expect_grep "$T/b/$id/pd-mixed.sh" "--dp-size 16 \\"
 expect_grep "$T/b/$id/pd-mixed.sh" "--fuseep-mode 2 \\"
 expect_grep "$T/b/$id/pd-mixed.sh" "--max-running-requests 320 \\"
-# the prefix-cache benchmark: 90% of 64k shared (page lines 243-255)
+# the prefix-cache benchmark: 90% of 64k shared (page lines 232-245)
 f=$T/r/minimax-m2.5/minimax-m2.5-w8a8-4p-in64k-out1k-prefix90-50ms.yaml
 expect_grep "$f" "  dataset: generated-shared-prefix"
 expect_grep "$f" "  prefix: 90"
 b=$T/b/minimax-m2.5-w8a8-4p-in64k-out1k-prefix90-50ms/bench.sh
 expect_grep "$b" "--gsp-system-prompt-len 58982"
 expect_grep "$b" "--gsp-question-len 6554"
+
+# ---- a TTFT target alone, and a 1P1D whose roles differ in size (prefill 4 cards, decode 8) ----
+id=mimo-v2-flash-1p1d-12p-in16k-out1-ttft-5s
+expect_rc 0 "$NPL" --recipes "$T/r" show "$id" --json "${site[@]}"
+expect_eq "$(jq -c '.recipe | [.ttft, .tpot, .cards, .tier]' "$T/out")" '["5s",null,12,"high-throughput"]' \
+	"the TTFT section: its target, no TPOT, its tier"
+expect_eq "$(jq -c '[.roles[] | select(.tp_size) | [.role, .cards_per_instance, .tp_size]]' "$T/out")" \
+	'[["prefill",4,8],["decode",8,16]]' "the TTFT section: prefill on 4 cards, decode on 8"
+b=$T/b/$id
+# --cuda-graph-backend-prefill=disabled is one flag with its value (page line 131)
+expect_grep "$b/prefill.sh" "--cuda-graph-backend-prefill disabled \\"
+# speculative decoding where the page has it, on decode only
+expect_grep "$b/decode.sh" "--speculative-algorithm EAGLE \\"
+expect_grep "$b/decode.sh" "--enable-multi-layer-eagle \\"
+expect_nogrep "$b/prefill.sh" "--speculative-algorithm"
+expect_grep "$b/router.sh" "--health-check-interval-secs 3600"
+expect_grep "$b/router.sh" "--mini-lb"
+expect_grep "$b/bench.sh" "--request-rate 0.4 \\"
+expect_grep "$b/bench.sh" "--random-output-len 1 \\"
+expect_grep "$T/b/mimo-v2-flash-1p1d-12p-in16k-out1k-tpot-20ms/decode.sh" "--max-running-requests 32 \\"
 
 # ---- not a recipe page: refused where it starts, nothing written ----
 expect_rc 5 "$NPL" import "$NPL_DATA/pages/upstream-2026/knowledge_base.mdx" -o "$T/none"
