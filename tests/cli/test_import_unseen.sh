@@ -85,6 +85,20 @@ expect_grep "$b/bench.sh" "--random-output-len 1 \\"
 expect_grep "$T/b/mimo-v2-flash-1p1d-12p-in16k-out1k-tpot-20ms/decode.sh" "--max-running-requests 32 \\"
 
 # ---- not a recipe page: refused where it starts, nothing written ----
+# SGLang's older combined page (docs/docs/hardware-platforms/ascend-npus/Best Practice on Ascend
+# NPU.mdx at 263f1b86): prose first, no front matter, metadata as "Model: Deepseek R1" and no
+# quantization. Its opening lines and one section, verbatim but for the shortened script, are
+# found as a section and refused at its heading, not as "no recipe section" at 1:1
+{
+	printf '%s\n' "This section describes the best practice data of mainstream LLM models such as DeepSeek and Qwen on the Ascend NPU. If" \
+		"you encounter issues or have any questions, please [open an issue](https://github.com/sgl-project/sglang/issues)." \
+		"" "## DeepSeek Series Models" "" "### DeepSeek-R1 2K-2K 50ms on A3 8 Cards Mixed Mode" "" "Model: Deepseek R1" "" \
+		"Hardware: Atlas 800I A3 8Card" "" "DeployMode: PD Mixed" "" "Dataset: random" "" "Input Output Length: 2K+2K" "" \
+		"TPOT: 50ms" "" "#### Model Deployment" "" '```shell Command' 'MODEL_PATH=xxx' \
+		'python3 -m sglang.launch_server --model-path ${MODEL_PATH} \' '--tp 16' '```'
+} >"$T/combined.mdx"
+expect_rc 5 "$NPL" import "$T/combined.mdx" -o "$T/none"
+expect_grep "$T/err" "$T/combined.mdx:6:5: error: the section gives no Model: a recipe needs one"
 expect_rc 5 "$NPL" import "$NPL_DATA/pages/upstream-2026/knowledge_base.mdx" -o "$T/none"
 expect_grep "$T/err" "knowledge_base.mdx:1:1: error: no recipe section in this page"
 [[ ! -e $T/none ]] || fail "a refused page wrote $T/none"
