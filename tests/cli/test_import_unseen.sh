@@ -84,6 +84,25 @@ expect_grep "$b/bench.sh" "--request-rate 0.4 \\"
 expect_grep "$b/bench.sh" "--random-output-len 1 \\"
 expect_grep "$T/b/mimo-v2-flash-1p1d-12p-in16k-out1k-tpot-20ms/decode.sh" "--max-running-requests 32 \\"
 
+# ---- a router sent to a node that serves nothing: the instance's first node, with a deviation ----
+# GLM-5.1's 2P1D page (best-practices/glm_5_1.mdx at 19264f4a) gives "--prefill
+# http://<your prefill ip2>:8000 8999" for the instance that listens at ip3 (ip2 is rank 1 of
+# the first); the same slip made on the 2-node prefill of DeepSeek-V3.2's page
+sed '201s/<your prefill ip>/<your prefill ip2>/' "$NPL_DATA/pages/upstream-2026/deepseek_v3_2.mdx" >"$T/router.mdx"
+expect_rc 0 "$NPL" import "$T/router.mdx" -o "$T/rt"
+expect_grep "$T/err" "$T/router.mdx:198:1: warning: router-prefill: the page's router gives --prefill http://<your prefill ip2>:8000 8998, naming a node where no prefill server listens; the recipe's router goes to each instance's first node (http://<your prefill ip1>:8000 8998)"
+expect_rc 0 "$NPL" --recipes "$T/rt" render deepseek-v3.2-w8a8-1p1d-32p-in128k-out1k-26ms -o "$T/rtb" "${site[@]}" \
+	--prefill-ip 10.0.0.3 --decode-ip 10.0.0.4
+expect_grep "$T/rtb/router.sh" '--prefill http://"${PREFILL_HOSTS[0]}":8000 8998'
+expect_rc 0 "$NPL" --recipes "$T/rt" drift "$T/router.mdx"
+expect_eq "$(grep -c '^= ' "$T/out")" 3 "the router's slip, as import judged it, is no drift"
+expect_rc 1 "$NPL" drift "$T/router.mdx"
+expect_grep "$T/out" "router flag --prefill: page http://<your prefill ip2>:8000 8998, recipe http://<your prefill ip1>:8000 8998"
+# a decode node for a prefill is not that slip: refused, located
+sed '201s/<your prefill ip>/<your decode ip2>/' "$NPL_DATA/pages/upstream-2026/deepseek_v3_2.mdx" >"$T/router2.mdx"
+expect_rc 5 "$NPL" import "$T/router2.mdx" -o "$T/none"
+expect_grep "$T/err" "$T/router2.mdx:198:1: error: router: cannot express the page's flag --prefill (http://<your decode ip2>:8000 8998)"
+
 # ---- not a recipe page: refused where it starts, nothing written ----
 # SGLang's older combined page (docs/docs/hardware-platforms/ascend-npus/Best Practice on Ascend
 # NPU.mdx at 263f1b86): prose first, no front matter, metadata as "Model: Deepseek R1" and no
