@@ -5,25 +5,27 @@
 . "$(dirname "$0")/lib.sh"
 
 P=$NPL_DATA/pages/unseen
-pages=("$P"/qwen3_32b.mdx "$P"/minimax_m2_5.mdx "$P"/mimo_v2_flash.mdx)
+pages=("$P"/qwen3_32b.mdx "$P"/minimax_m2_5.mdx "$P"/mimo_v2_flash.mdx "$P"/glm_5_1.mdx)
 site=(--model-path /m --draft-model-path /d --ifname eth0 --prefill-ip 10.0.0.1 --decode-ip 10.0.0.2)
 
 expect_rc 0 "$NPL" import "${pages[@]}" -o "$T/r"
 expect_grep "$T/err" "qwen3_32b.mdx: 3 recipes of qwen3-32b"
 expect_grep "$T/err" "minimax_m2_5.mdx: 5 recipes of minimax-m2.5"
 expect_grep "$T/err" "mimo_v2_flash.mdx: 4 recipes of mimo-v2-flash"
+expect_grep "$T/err" "glm_5_1.mdx: 8 recipes of glm-5.1"
+expect_grep "$T/err" "$P/glm_5_1.mdx:1356:1: warning: router-prefill: the page's router gives --prefill http://<your prefill ip1>:8000 8998 http://<your prefill ip2>:8000 8999, naming a node where no prefill server listens"
 # an A2 section whose metadata was copied from the A3 one: --tp-size 4 is 4 A2 cards
 expect_grep "$T/err" "$P/qwen3_32b.mdx:232:12: warning: cards: the page's metadata says 2 cards; its servers run on 4"
-expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 12 "one recipe per section"
+expect_eq "$(find "$T/r" -name '*.yaml' ! -name model.yaml | wc -l)" 20 "one recipe per section"
 expect_rc 0 "$NPL" --recipes "$T/r" validate
 expect_grep "$T/err" "0 errors"
-for f in "$T"/r/*/*.yaml; do
+for f in "$T"/r/[!g]*/*.yaml; do
 	id=$(basename "$f" .yaml)
 	[[ $id == model ]] && continue
 	expect_rc 0 "$NPL" --recipes "$T/r" render "$id" -o "$T/b/$id" "${site[@]}"
 done
 expect_rc 0 "$NPL" --recipes "$T/r" drift "${pages[@]}"
-expect_eq "$(grep -c '^= ' "$T/out")" 12 "drift of the imported recipes: every section in sync"
+expect_eq "$(grep -c '^= ' "$T/out")" 20 "drift of the imported recipes: every section in sync"
 
 # ---- the A2 section: what its script runs, the slip recorded ----
 id=qwen3-32b-w8a8-2p-in3k5-out1k5-55ms-a2
@@ -83,6 +85,34 @@ expect_grep "$b/router.sh" "--mini-lb"
 expect_grep "$b/bench.sh" "--request-rate 0.4 \\"
 expect_grep "$b/bench.sh" "--random-output-len 1 \\"
 expect_grep "$T/b/mimo-v2-flash-1p1d-12p-in16k-out1k-tpot-20ms/decode.sh" "--max-running-requests 32 \\"
+
+# ---- GLM-5.1: two prefill instances of two nodes each, by arithmetic on the node index ----
+id=glm-5.1-w4a8-2p1d-48p-in128k-out1k-prefix90-50ms
+ips=(--prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 --prefill-ip 10.0.0.3 --prefill-ip 10.0.0.4 --decode-ip 10.0.1.1 --decode-ip 10.0.1.2)
+expect_rc 0 "$NPL" --recipes "$T/r" show "$id" --json --model-path /m --ifname eth0 "${ips[@]}"
+expect_eq "$(jq -c '.roles[0] | [.role, .instances, .nodes_per_instance, .tp_size, .pp_size]' "$T/out")" \
+	'["prefill",2,2,4,8]' "GLM-5.1 2P1D: two prefill instances of two nodes, tp 4 x pp 8"
+# per prefill node (page lines 1260-1262): its instance, rank, rendezvous and bootstrap port
+expect_eq "$(jq -c '[.roles[0].nodes[] | [.instance, .rank, (.flags[] | select(.flag == "--dist-init-addr") | .values[0]),
+	(.flags[] | select(.flag == "--disaggregation-bootstrap-port") | .values[0])]]' "$T/out")" \
+	'[[0,0,"${prefill-ip[0]|url}:5000","8998"],[0,1,"${prefill-ip[0]|url}:5000","8998"],[1,0,"${prefill-ip[2]|url}:5000","8999"],[1,1,"${prefill-ip[2]|url}:5000","8999"]]' \
+	"GLM-5.1 2P1D: each prefill node's rendezvous and bootstrap port as the page's arithmetic gives them"
+expect_rc 0 "$NPL" --recipes "$T/r" render "$id" -o "$T/glm" --model-path /m --ifname eth0 "${ips[@]}"
+expect_grep "$T/glm/router.sh" '--prefill http://"${PREFILL_HOSTS[2]}":8000 8999'
+expect_grep "$T/r/glm-5.1/$id.yaml" "  router-prefill: "
+# every section renders with the addresses its shape needs
+for f in "$T"/r/glm-5.1/glm*.yaml; do
+	id=$(basename "$f" .yaml)
+	case $id in
+	*-16p-*) a=(--node-ip 10.0.2.1 --node-ip 10.0.2.2) ;;
+	*-1p1d-*) a=(--prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 --decode-ip 10.0.1.1 --decode-ip 10.0.1.2) ;;
+	*) a=("${ips[@]}") ;;
+	esac
+	expect_rc 0 "$NPL" --recipes "$T/r" render "$id" -o "$T/b/$id" --model-path /m --ifname eth0 "${a[@]}"
+done
+expect_grep "$T/b/glm-5.1-w4a8-16p-in3k5-out1k5-50ms/pd-mixed.sh" "--cuda-graph-max-bs-decode 16 \\"
+expect_grep "$T/b/glm-5.1-w4a8-4p1d-48p-in64k-out1k-prefix90-50ms/router.sh" '--prefill http://"${PREFILL_HOSTS[3]}":8000 9001'
+expect_eq "$(sed -n 's/^ttft: //p' "$T/r/glm-5.1/glm-5.1-w4a8-1p1d-32p-in128k-out1k-56.4ms.yaml")" '"13.1s"' "TPOT and TTFT together"
 
 # ---- a router sent to a node that serves nothing: the instance's first node, with a deviation ----
 # GLM-5.1's 2P1D page (best-practices/glm_5_1.mdx at 19264f4a) gives "--prefill
