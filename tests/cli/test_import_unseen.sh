@@ -148,6 +148,11 @@ expect_grep "$T/err" "$T/router2.mdx:198:1: error: router: cannot express the pa
 } >"$T/combined.mdx"
 expect_rc 5 "$NPL" import "$T/combined.mdx" -o "$T/none"
 expect_grep "$T/err" "$T/combined.mdx:6:5: error: the section gives no Model: a recipe needs one"
+# Hy3's page deploys but measures nothing (no dataset, target or benchmark): refused at its
+# section, and nothing of the pages beside it is written
+expect_rc 5 "$NPL" import "$P/hy3.mdx" "$P/qwen3_32b.mdx" -o "$T/none"
+expect_grep "$T/err" "$P/hy3.mdx:17:5: error: the section has no benchmark: a recipe needs one"
+[[ ! -e $T/none ]] || fail "a refused page wrote $T/none"
 expect_rc 5 "$NPL" import "$NPL_DATA/pages/upstream-2026/knowledge_base.mdx" -o "$T/none"
 expect_grep "$T/err" "knowledge_base.mdx:1:1: error: no recipe section in this page"
 [[ ! -e $T/none ]] || fail "a refused page wrote $T/none"
