@@ -425,11 +425,13 @@ static int placeholder(struct ev *e, const char *p, size_t n)
 struct ar {
 	struct ev *e;
 	const char *p, *q, *end; /* the whole text (for messages), where the reader is, its end */
+	int depth;               /* signs and parentheses open: bounded, so no page exhausts the stack */
 };
 
 #define AR_MAX 2147483648LL
 
-static int ar_sum(struct ar *a, long long *out);
+static int ar_binary(struct ar *a, int level, long long *out);
+static int ar_nested(struct ar *a, long long *out);
 
 static int ar_fail(struct ar *a, const char *why)
 {
@@ -474,23 +476,15 @@ static int ar_variable(struct ar *a, long long *out)
 static int ar_atom(struct ar *a, long long *out)
 {
 	char *stop;
+	int rc;
 
-	if (ar_at(a, "+-")) {
-		int neg = *a->q++ == '-';
-
-		if (ar_atom(a, out))
-			return -1;
-		*out = neg ? -*out : *out;
-		return 0;
-	}
-	if (ar_at(a, "(")) {
-		a->q++;
-		if (ar_sum(a, out))
-			return -1;
-		if (!ar_at(a, ")"))
-			return ar_fail(a, "");
-		a->q++;
-		return 0;
+	if (a->depth >= 32)
+		return ar_fail(a, ": nested too deep");
+	if (ar_at(a, "+-") || ar_at(a, "(")) {
+		a->depth++;
+		rc = ar_nested(a, out);
+		a->depth--;
+		return rc;
 	}
 	if (a->q >= a->end)
 		return ar_fail(a, "");
@@ -501,50 +495,57 @@ static int ar_atom(struct ar *a, long long *out)
 	return 0;
 }
 
-static int ar_product(struct ar *a, long long *out)
+/* a sign before an atom, or a sum in parentheses */
+static int ar_nested(struct ar *a, long long *out)
 {
-	long long v;
+	if (ar_at(a, "+-")) {
+		int neg = *a->q++ == '-';
 
-	if (ar_atom(a, out))
-		return -1;
-	while (ar_at(a, "*/%")) {
-		char op = *a->q++;
-
-		if (ar_atom(a, &v))
+		if (ar_atom(a, out))
 			return -1;
-		if (*out <= -AR_MAX || *out >= AR_MAX || v <= -AR_MAX || v >= AR_MAX)
-			return ar_fail(a, ": a number too large");
-		if (op != '*' && !v)
-			return ar_fail(a, ": a division by zero");
-		*out = op == '*' ? *out * v : op == '/' ? *out / v : *out % v;
+		*out = neg ? -*out : *out;
+		return 0;
 	}
-	return 0;
+	if (ar_at(a, "(")) {
+		a->q++;
+		if (ar_binary(a, 0, out))
+			return -1;
+		if (!ar_at(a, ")"))
+			return ar_fail(a, "");
+		a->q++;
+		return 0;
+	}
+	return ar_fail(a, "");
 }
 
-static int ar_sum(struct ar *a, long long *out)
+/* The operators of a level, left to right: + - (0) over * / % (1) over atoms. */
+static int ar_binary(struct ar *a, int level, long long *out)
 {
+	static const char *const ops[] = {"+-", "*/%"};
 	long long v;
 
-	if (ar_product(a, out))
+	if (level ? ar_atom(a, out) : ar_binary(a, 1, out))
 		return -1;
-	while (ar_at(a, "+-")) {
+	while (ar_at(a, ops[level])) {
 		char op = *a->q++;
 
-		if (ar_product(a, &v))
+		if (level ? ar_atom(a, &v) : ar_binary(a, 1, &v))
 			return -1;
 		if (*out <= -AR_MAX || *out >= AR_MAX || v <= -AR_MAX || v >= AR_MAX)
 			return ar_fail(a, ": a number too large");
-		*out = op == '+' ? *out + v : *out - v;
+		if ((op == '/' || op == '%') && !v)
+			return ar_fail(a, ": a division by zero");
+		*out = op == '+' ? *out + v : op == '-' ? *out - v : op == '*' ? *out * v : op == '/' ? *out / v : *out % v;
 	}
 	return 0;
 }
 
 static int arith(struct ev *e, const char *p, size_t n)
 {
-	struct ar a = {e, p, p, p + n};
+	struct ar a = {e, p, p, p + n, 0};
 	long long v;
 
-	if (ar_sum(&a, &v))
+	if (ar_binary(&a, 0, &v))
 		return -1;
 	if (ar_at(&a, "") || a.q < a.end)
 		return ar_fail(&a, "");

@@ -189,6 +189,8 @@ static void test_errors(void **state)
 	expect_error("X=$((1 / 0))\n", "p.mdx:1:1: error: cannot read the arithmetic '1 / 0': a division by zero");
 	expect_error("X=$((2 ** 3))\n", "p.mdx:1:1: error: cannot read the arithmetic '2 ** 3'");
 	expect_error("X=$((1 +))\n", "p.mdx:1:1: error: cannot read the arithmetic '1 +'");
+	expect_error("X=$((----------------------------------1))\n",
+		     "p.mdx:1:1: error: cannot read the arithmetic '----------------------------------1': nested too deep");
 	expect_error("X=$((99999999999 * 99999999999))\n",
 		     "p.mdx:1:1: error: cannot read the arithmetic '99999999999 * 99999999999': a number too large");
 	expect_error("sysctl vm.swappiness=0\n", "p.mdx:1:1: error: cannot read this sysctl (only 'sysctl -w NAME=VALUE')");
