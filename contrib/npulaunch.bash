@@ -59,7 +59,7 @@ _npulaunch() {
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return 0
 		;;
-	--model-path | --draft-model-path | --tpot | --ttft | --dataset | --prefix-cache | --cards | \
+	--model-path | --draft-model-path | --tpot | --ttft | --e2e | --dataset | --prefix-cache | --cards | \
 		--ifname | --node-ip | --prefill-ip | --decode-ip | --set | --unset | --env | \
 		--unset-env | --timeout | --cpus | --slurm-partition | --slurm-account | --slurm-time | \
 		--slurm-gres | --slurm-router-node)

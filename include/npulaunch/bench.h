@@ -6,9 +6,8 @@
  * ...; Infinity and NaN as Python writes them are read as null) and judges
  * the last against the recipe: a valid run (every request completed but a
  * tolerated share, a whole number of them and no more than were sent, tokens
- * produced, the recipe's workload) whose median TPOT
- * is within the target and whose median TTFT is within the TTFT target where
- * the recipe has one. Included by the bench and verify commands and tests.
+ * produced, the recipe's workload) that meets each target the recipe has
+ * (median TPOT, median TTFT, median E2E latency, output throughput); a recipe with none is judged on the run alone. Included by the bench and verify commands and tests.
  */
 #ifndef NPL_BENCH_H
 #define NPL_BENCH_H
@@ -28,7 +27,11 @@ struct npl_check {
 	char measured[64];     /* both as a person reads them */
 	char target[64];
 	int ok;                /* 1 ok, 0 failed, -1 for information only */
+	int is_target;         /* held to one of the recipe's targets (not a check of the run's validity) */
 };
+
+/* The targets a recipe may carry, as the plan's recipe names them (tpot_ms, ...). */
+enum { NPL_TARGET_TPOT, NPL_TARGET_TTFT, NPL_TARGET_E2E, NPL_TARGET_THROUGHPUT, NPL_TARGET_COUNT };
 
 #define NPL_MAX_REASONS 16
 
@@ -41,6 +44,7 @@ struct npl_verdict {
 	char reasons[1024];    /* why it is invalid or missed, "; "-separated */
 	char reason_v[NPL_MAX_REASONS][160];   /* the same, one each */
 	int nreasons;
+	int ntargets;          /* checks held to a recipe's target; 0: the verdict is on the run alone */
 };
 
 /* The benchmark command of a plan (argv, malloc'ed, NULL-terminated) against base_host:port

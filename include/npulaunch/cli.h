@@ -57,7 +57,7 @@ struct npl_cli_recipe_opts {
 	struct npl_site site;        /* site values from flags */
 	const char *site_files[8];   /* --site FILE, in order (merged; a key in two is refused) */
 	int nsite_files;
-	const char *tpot, *ttft, *dataset, *prefix_cache, *cards, *mode, *hardware;
+	const char *tpot, *ttft, *e2e, *dataset, *prefix_cache, *cards, *mode, *hardware;
 	int nearest;
 	struct npl_override *ov;
 	int nov, capov;
@@ -81,6 +81,7 @@ enum {
 	NPL_OPT_SITE,
 	NPL_OPT_TPOT,
 	NPL_OPT_TTFT,
+	NPL_OPT_E2E,
 	NPL_OPT_DATASET,
 	NPL_OPT_PREFIX_CACHE,
 	NPL_OPT_CARDS,
@@ -150,6 +151,10 @@ int npl_cli_check(struct npl_cli *cli, const struct npl_db *db, const cJSON *pla
 /* Free what the options hold. */
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
 
+/* An output folder a command may write into: not an empty name (the current folder) and not a
+ * name for the root, "/", "//", "/tmp/..", "." in / (an unset variable in `-o "$OUT/"`). 0, or a
+ * usage error said for cmd. */
+int npl_cli_output_dir(const char *cmd, const char *dir);
 /* "try 'npulaunch CMD --help'" after a usage error; returns NPL_EXIT_USAGE. */
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line for the user that is neither a warning nor an error ("npulaunch: ..."): said unless

@@ -1,7 +1,7 @@
 /*
  * preflight.h: layer node. The checks that find, on a node and in seconds, what would make
  * a launch fail after a long start-up: the Ascend software (driver and toolkit
- * versions, the env files the plan sources), the NPUs (npu-smi: enough dies,
+ * versions, the SGLang version against the recipe's floor, the env files the plan sources), the NPUs (npu-smi: enough dies,
  * every one healthy, none held by a process), the NPU network (hccn_tool: link
  * up, an address, the tool's own reachability probe), the host network (the
  * socket interface exists, is up and carries this node's address; the address
@@ -38,7 +38,7 @@ enum npl_pf_status { NPL_PF_OK, NPL_PF_WARN, NPL_PF_FAIL, NPL_PF_SKIP };
 /* One check's result. found and fix hold outside text unescaped; fix is NULL when there is
  * nothing to do. */
 struct npl_pf_check {
-	const char *name;     /* driver, toolkit, env-files, npus, npu-network, node, interface,
+	const char *name;     /* driver, toolkit, sglang, env-files, npus, npu-network, node, interface,
 			       * ports, model, draft-model, memory, host-tuning */
 	enum npl_pf_status status;
 	const char *found;

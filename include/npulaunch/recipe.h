@@ -219,6 +219,16 @@ struct npl_layer {
 	struct npl_loc pf_loc;
 	/* model, recipe: where an imported document came from (provenance:) */
 	const char *prov_page, *prov_section, *prov_commit;
+	/* hardware (its default), model, recipe: the KV-cache transfer protocol of PD disaggregation
+	 * (sdma, device_rdma, host_rdma, device_urma), ASCEND_MF_TRANSFER_PROTOCOL of the prefill and
+	 * decode servers; transfer_protocol: null (removed) leaves the variable to memfabric's default */
+	struct npl_str transfer_protocol;
+	int transfer_protocol_removed;
+	struct npl_loc transfer_protocol_loc;
+	/* model, recipe: the SGLang version the deployment needs at least (sglang_version: ">= 0.5.16"):
+	 * the text as written and its version ("0.5.16"); the recipe's replaces the model's */
+	struct npl_str sglang_floor;
+	const char *sglang_min;
 	/* model, hardware: other names a query or a page may use; recipe: the ids it replaced */
 	struct npl_str *aliases;
 	int naliases;
@@ -227,8 +237,10 @@ struct npl_layer {
 	int cards;
 	enum npl_mode mode;
 	const char *quantization, *dataset, *tier;
-	const char *tpot_text, *ttft_text;
-	long long tpot_us, ttft_us;    /* -1: none */
+	const char *tpot_text, *ttft_text, *e2e_text;
+	long long tpot_us, ttft_us, e2e_us;   /* the latency targets; -1: none */
+	const char *throughput_text;   /* the output throughput floor as written ("1200") */
+	double throughput;             /* in output tokens per second; -1: none */
 	struct npl_topology topo[NPL_TOPO_COUNT];   /* prefill, decode, pd-mixed */
 	struct npl_env_set *waive;     /* rule -> why this recipe keeps what the rule warns about */
 	int nwaive;

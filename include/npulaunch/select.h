@@ -33,7 +33,7 @@ struct npl_dataset {
 struct npl_query {
 	const char *text;                 /* the query as written, for messages */
 	const struct npl_layer *model;    /* NULL: any model */
-	long long tpot_us, ttft_us;       /* -1: no budget */
+	long long tpot_us, ttft_us, e2e_us;   /* -1: no budget */
 	int has_dataset;
 	struct npl_dataset ds;
 	int prefix;                       /* --prefix-cache PCT, -1 when not asked */

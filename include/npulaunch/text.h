@@ -75,6 +75,12 @@ char *npl_number_expected(char *buf, size_t n, const struct npl_number_spec *spe
 /* The decimal text of v in buf (n >= 12 bytes), as snprintf's "%d" writes it; returns buf. */
 char *npl_fmt_int(char *buf, size_t n, int v);
 
+/* Compare a version ("0.5.16.post1", "0.5.16rc1", "v0.5.6", the start of an image tag
+ * "v0.5.6-cann8.3.rc1-a3") with a floor ("0.5.16"), by their release numbers as pip orders them
+ * (a pre-release below its release, a post or local suffix not counted): -1 below, 0 the same,
+ * 1 above; -2 when either does not start with a version. */
+int npl_version_cmp(const char *version, const char *floor);
+
 /* url for messages: the password of user:password@ (or a user alone) as *** (out, n bytes). */
 const char *npl_url_redacted(const char *url, char *out, size_t n);
 

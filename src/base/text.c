@@ -1,4 +1,5 @@
-/* text.c: strings, numbers, spelling suggestions, shell quoting, terminal escaping; see text.h. */
+/* text.c: strings, numbers, spelling suggestions, shell quoting, terminal escaping, versions; see
+ * text.h. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -386,4 +387,48 @@ const char *npl_url_redacted(const char *url, char *out, size_t n)
 	else
 		snprintf(out, n, "%.*s***%s", (int)(start - url), url, at);
 	return out;
+}
+
+/* ---- versions ------------------------------------------------------------------------------ */
+
+/* The release numbers of a version ("0.5.16rc1": 0 5 16, and pre = 1 for the rc); the count,
+ * 0 when s does not start with one. A local or post suffix (+npu, .post1) ends the numbers. */
+static int release(const char *s, long *v, int max, int *pre)
+{
+	int n = 0;
+
+	*pre = 0;
+	s += *s == 'v';
+	while (n < max && *s >= '0' && *s <= '9') {
+		long x = 0;
+
+		for (; *s >= '0' && *s <= '9'; s++)
+			x = x < 100000000 ? x * 10 + (*s - '0') : x;
+		v[n++] = x;
+		if (*s != '.' || !(s[1] >= '0' && s[1] <= '9'))
+			break;
+		s++;
+	}
+	/* 0.5.16rc1, 0.5.16a0, 0.5.16.dev3: before the release 0.5.16 */
+	if (n && (!strncmp(s, "rc", 2) || !strncmp(s, "a", 1) || !strncmp(s, "b", 1) || !strncmp(s, ".dev", 4) ||
+		  !strncmp(s, "dev", 3)))
+		*pre = 1;
+	return n;
+}
+
+int npl_version_cmp(const char *installed, const char *floor)
+{
+	long a[8], b[8];
+	int pa, pb, na = release(installed, a, 8, &pa), nb = release(floor, b, 8, &pb), i;
+
+	if (!na || !nb)
+		return -2;
+	for (i = 0; i < (na > nb ? na : nb); i++) {
+		long x = i < na ? a[i] : 0, y = i < nb ? b[i] : 0;
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	/* the same numbers: a pre-release of the floor is below it */
+	return pa && !pb ? -1 : pb && !pa ? 1 : 0;
 }

@@ -1,4 +1,5 @@
 /* cli.c: what the commands share; see cli.h. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,24 @@ const char *npl_cli_profiles_text(struct npl_cli *cli, const struct npl_db *db)
 	s = npl_arena_strdup(&cli->arena, db->nhardware ? npl_buf_str(&b) : "none");
 	npl_buf_release(&b);
 	return s;
+}
+
+int npl_cli_output_dir(const char *cmd, const char *dir)
+{
+	char *real;
+	int root;
+
+	if (!*dir)
+		return npl_cli_usage_error(cmd, "-o needs a folder, not an empty name");
+	root = dir[strspn(dir, "/")] == '\0';
+	if (!root && (real = realpath(dir, NULL))) {
+		root = !strcmp(real, "/");
+		free(real);
+	}
+	if (root)
+		return npl_cli_usage_error(cmd, "-o '%s' names the root folder: give a folder of its own "
+					   "(an unset variable in -o \"$OUT/\"?)", dir);
+	return 0;
 }
 
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -94,6 +113,7 @@ const struct option npl_cli_recipe_options[] = {
 	{"site", required_argument, NULL, NPL_OPT_SITE},
 	{"tpot", required_argument, NULL, NPL_OPT_TPOT},
 	{"ttft", required_argument, NULL, NPL_OPT_TTFT},
+	{"e2e", required_argument, NULL, NPL_OPT_E2E},
 	{"dataset", required_argument, NULL, NPL_OPT_DATASET},
 	{"prefix-cache", required_argument, NULL, NPL_OPT_PREFIX_CACHE},
 	{"cards", required_argument, NULL, NPL_OPT_CARDS},
@@ -265,6 +285,7 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 		return 1;
 	case NPL_OPT_TPOT: o->tpot = arg; return 1;
 	case NPL_OPT_TTFT: o->ttft = arg; return 1;
+	case NPL_OPT_E2E: o->e2e = arg; return 1;
 	case NPL_OPT_DATASET: o->dataset = arg; return 1;
 	case NPL_OPT_PREFIX_CACHE: o->prefix_cache = arg; return 1;
 	case NPL_OPT_CARDS: o->cards = arg; return 1;
@@ -296,7 +317,7 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 
 int npl_cli_has_query(const struct npl_cli_recipe_opts *o)
 {
-	return o->tpot || o->ttft || o->dataset || o->prefix_cache || o->cards || o->mode ||
+	return o->tpot || o->ttft || o->e2e || o->dataset || o->prefix_cache || o->cards || o->mode ||
 	       o->hardware || o->nearest;
 }
 
@@ -339,6 +360,7 @@ static const char *query_text(struct npl_cli *cli, const char *model, const stru
 	}
 	OPT(tpot, "tpot");
 	OPT(ttft, "ttft");
+	OPT(e2e, "e2e");
 	OPT(dataset, "dataset");
 	OPT(prefix_cache, "prefix-cache");
 	OPT(cards, "cards");
@@ -375,11 +397,13 @@ int npl_cli_query(struct npl_cli *cli, const struct npl_db *db, const struct npl
 	memset(q, 0, sizeof(*q));
 	q->model = model;
 	q->text = query_text(cli, model ? model->name : NULL, o);
-	q->tpot_us = q->ttft_us = -1;
+	q->tpot_us = q->ttft_us = q->e2e_us = -1;
 	q->prefix = q->cards = -1;
 	if (o->tpot && (q->tpot_us = budget("tpot", o->tpot, &rc)) < 0)
 		return rc;
 	if (o->ttft && (q->ttft_us = budget("ttft", o->ttft, &rc)) < 0)
+		return rc;
+	if (o->e2e && (q->e2e_us = budget("e2e", o->e2e, &rc)) < 0)
 		return rc;
 	if (o->dataset) {
 		if (npl_dataset_parse(o->dataset, &q->ds, err, sizeof(err)))

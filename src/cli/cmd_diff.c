@@ -342,7 +342,7 @@ static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, stru
 static int run_diff(cJSON *a, cJSON *b, int json)
 {
 	static const char *const meta[] = {"model", "hardware", "cards", "mode", "dataset", "tpot",
-					   "ttft", "quantization", NULL};
+					   "ttft", "e2e", "throughput", "quantization", NULL};
 	const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a, "recipe");
 	const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b, "recipe"), *r;
 	struct npl_buf text = NPL_BUF_INIT, t = NPL_BUF_INIT;

@@ -189,6 +189,8 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 			return NPL_EXIT_USAGE;
 		}
 	}
+	if (dir && *dir && npl_cli_output_dir("import", dir))
+		return NPL_EXIT_USAGE;
 	if (!dir || !*dir || optind == argc) {
 		fprintf(stderr, "npulaunch: import: %s (npulaunch import PAGE... -o DIR)\n",
 			optind == argc ? "name at least one page" : "-o DIR is required");

@@ -11,12 +11,14 @@ static void help(void)
 {
 	puts("usage: npulaunch list [MODEL] [--model M] [query options] [--json]\n"
 	     "\n"
-	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization.\n"
+	     "List the recipes: id, model, cards, mode, dataset, TPOT, TTFT, quantization (and E2E,\n"
+	     "TOK/S, the output throughput floor, when a recipe listed has that target).\n"
 	     "With query options, only the recipes that meet the query.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --model M            only the recipes of model M (id or name, any case)\n"
 	     "  --tpot T, --ttft T   latency budgets (20ms, 5s): targets within them\n"
+	     "  --e2e T              an end-to-end latency budget: E2E targets within it\n"
 	     "  --dataset IN+OUT     workloads that cover it (64k+1k, 1024x1024 (30)+1024, 1080p_30+256)\n"
 	     "  --prefix-cache PCT   recipes measured at that prefix-cache hit rate (0: without one)\n"
 	     "  --cards N            recipes that need at most N cards\n"
@@ -62,6 +64,17 @@ static cJSON *recipe_json(const struct npl_layer *R)
 		cJSON_AddNullToObject(o, "ttft");
 		cJSON_AddNullToObject(o, "ttft_ms");
 	}
+	if (R->e2e_us >= 0) {
+		cJSON_AddStringToObject(o, "e2e", R->e2e_text);
+		cJSON_AddNumberToObject(o, "e2e_ms", (double)R->e2e_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "e2e");
+		cJSON_AddNullToObject(o, "e2e_ms");
+	}
+	if (R->throughput >= 0)
+		cJSON_AddNumberToObject(o, "throughput", R->throughput);
+	else
+		cJSON_AddNullToObject(o, "throughput");
 	cJSON_AddStringToObject(o, "quantization", R->quantization);
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
@@ -71,7 +84,7 @@ static cJSON *recipe_json(const struct npl_layer *R)
 	return o;
 }
 
-enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_QUANT, NCOL };
+enum { C_ID, C_MODEL, C_CARDS, C_MODE, C_DATASET, C_TPOT, C_TTFT, C_E2E, C_TPUT, C_QUANT, NCOL };
 
 /* A cell's text, escaped for the terminal (a recipe's strings are anyone's). */
 static const char *cell(struct npl_arena *a, const struct npl_layer *R, int col, char *tmp, size_t n)
@@ -84,6 +97,8 @@ static const char *cell(struct npl_arena *a, const struct npl_layer *R, int col,
 	case C_DATASET: return npl_escape_in(a, R->dataset);
 	case C_TPOT: return R->tpot_us >= 0 ? npl_escape_in(a, R->tpot_text) : "-";
 	case C_TTFT: return R->ttft_us >= 0 ? npl_escape_in(a, R->ttft_text) : "-";
+	case C_E2E: return R->e2e_us >= 0 ? npl_escape_in(a, R->e2e_text) : "-";
+	case C_TPUT: return R->throughput >= 0 ? npl_escape_in(a, R->throughput_text) : "-";
 	default: return npl_escape_in(a, R->quantization);
 	}
 }
@@ -217,13 +232,20 @@ static int list_models_or_profiles(struct npl_cli *cli, const struct npl_db *db,
 static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *const *shown, int nshown)
 {
 	static const char *const heads[NCOL] = {"ID", "MODEL", "CARDS", "MODE", "DATASET", "TPOT",
-						"TTFT", "QUANTIZATION"};
+						"TTFT", "E2E", "TOK/S", "QUANTIZATION"};
 	struct npl_buf t = NPL_BUF_INIT;
 	size_t w[NCOL];
-	int i, col;
+	int on[NCOL], i, col;
 
-	for (col = 0; col < NCOL; col++)
+	/* the columns of the targets few recipes have only when one of those listed has it */
+	for (col = 0; col < NCOL; col++) {
 		w[col] = strlen(heads[col]);
+		on[col] = col != C_E2E && col != C_TPUT;
+	}
+	for (i = 0; i < nshown; i++) {
+		on[C_E2E] |= shown[i]->e2e_us >= 0;
+		on[C_TPUT] |= shown[i]->throughput >= 0;
+	}
 	for (i = 0; i < nshown; i++)
 		for (col = 0; col < NCOL; col++) {
 			char tmp[32];
@@ -235,7 +257,8 @@ static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *cons
 	if (cli->color)
 		npl_buf_puts(&t, "\033[1m");
 	for (col = 0; col < NCOL; col++)
-		put_cell(&t, heads[col], col, w[col]);
+		if (on[col])
+			put_cell(&t, heads[col], col, w[col]);
 	if (cli->color)
 		npl_buf_puts(&t, "\033[0m");
 	npl_buf_putc(&t, '\n');
@@ -243,7 +266,8 @@ static void print_recipe_table(struct npl_cli *cli, const struct npl_layer *cons
 		for (col = 0; col < NCOL; col++) {
 			char tmp[32];
 
-			put_cell(&t, cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)), col, w[col]);
+			if (on[col])
+				put_cell(&t, cell(&cli->arena, shown[i], col, tmp, sizeof(tmp)), col, w[col]);
 		}
 		npl_buf_putc(&t, '\n');
 		if (t.len >= 64 * 1024) {

@@ -173,8 +173,8 @@ static void help(void)
 	     "  --bench           (slurm) the job runs the benchmark once the entry point\n"
 	     "                    answers, then npulaunch verify; it ends with the verdict\n"
 	     , stdout);
-	puts("  query             MODEL instead of an id, with --tpot T and --ttft T (budgets: the\n"
-	     "                    largest target within wins), --dataset IN+OUT (the smallest that\n"
+	puts("  query             MODEL instead of an id, with --tpot T, --ttft T and --e2e T\n"
+	     "                    (budgets: the largest target within wins), --dataset IN+OUT (the smallest that\n"
 	     "                    covers wins; 64k+1k, 1024x1024 (30)+1024, 1080p_30+256),\n"
 	     "                    --prefix-cache PCT, --cards N (available; the most used wins),\n"
 	     "                    --mode pd-mixed|pd-disagg, --hardware H; --nearest takes the\n"
@@ -337,9 +337,9 @@ static int check_options(struct npl_cli *cli, struct render_opts *o)
 		return npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
 	if (o->all && npl_cli_has_query(&o->ro))
 		return npl_cli_usage_error("render", "--all takes no query options");
-	/* not the current folder, nor "/" for --all: an unset variable in `-o "$OUT"` */
-	if (o->dir && !*o->dir)
-		return npl_cli_usage_error("render", "-o needs a folder, not an empty name");
+	/* not the current folder, nor "/": an unset variable in `-o "$OUT"` or `-o "$OUT/"` */
+	if (o->dir && npl_cli_output_dir("render", o->dir))
+		return NPL_EXIT_USAGE;
 	if (o->dir) {
 		/* "deploy/" and "deploy" name the same folder */
 		char *d = npl_arena_strdup(&cli->arena, o->dir);

@@ -16,8 +16,9 @@ static void help(void)
 	     "Options:\n"
 	     "  --explain   say for every flag and variable which layer or rule set it\n"
 	     "  --json      the plan itself (what render stores as manifest.json)\n"
-	     "  query       MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT --cards N\n"
-	     "              --mode M --hardware H [--nearest] instead of an id (see render --help)\n"
+	     "  query       MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT --prefix-cache PCT\n"
+	     "              --cards N --mode M --hardware H [--nearest] instead of an id (see render\n"
+	     "              --help)\n"
 	     "  site values --model-path P  --draft-model-path P  --ifname NAME  --node-ip IP...\n"
 	     "              --prefill-ip IP...  --decode-ip IP...  --site FILE\n"
 	     "  overrides   --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
@@ -97,6 +98,19 @@ static void line_with_origin(const struct out *o, const char *lead, const char *
 	}
 }
 
+/* The targets line: TPOT and TTFT always ("-" for none), an end-to-end target and a throughput
+ * floor where there is one. */
+static void show_targets(const cJSON *r)
+{
+	pr("  targets       TPOT %s, TTFT %s", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
+	   npl_json_str(r, "ttft") ? npl_json_str(r, "ttft") : "-");
+	if (npl_json_str(r, "e2e"))
+		pr(", E2E %s", npl_json_str(r, "e2e"));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "throughput")))
+		pr(", output throughput >= %g tok/s", cJSON_GetObjectItemCaseSensitive(r, "throughput")->valuedouble);
+	pr("\n");
+}
+
 static void show_recipe(const cJSON *plan, const struct out *o)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *role, *need;
@@ -120,11 +134,16 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 		sep = "; ";
 	}
 	pr("\n  dataset       %s\n", npl_json_str(r, "dataset"));
-	pr("  targets       TPOT %s, TTFT %s\n", npl_json_str(r, "tpot") ? npl_json_str(r, "tpot") : "-",
-	       npl_json_str(r, "ttft") ? npl_json_str(r, "ttft") : "-");
+	show_targets(r);
 	pr("  quantization  %s\n", npl_json_str(r, "quantization"));
 	if (npl_json_str(r, "tier"))
 		pr("  tier          %s\n", npl_json_str(r, "tier"));
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "sglang_version"))) {
+		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(r, "sglang_version");
+
+		pr("  sglang        %s (the %s's, %s; preflight checks it)\n", npl_json_str(sg, "floor"),
+		   npl_json_str(sg, "layer"), npl_json_str(sg, "at"));
+	}
 	{
 		const cJSON *sel = cJSON_GetObjectItemCaseSensitive(plan, "selection");
 		const char *by = npl_json_str(sel, "by");

@@ -20,9 +20,11 @@ static void help(void)
 	     "recipe (without one, the bundle in the current folder): the run is valid when its\n"
 	     "requests completed (all but --max-failed percent of the recipe's prompts), it produced\n"
 	     "tokens and it measured the recipe's workload (dataset, concurrency, lengths); it passes\n"
-	     "when its median TPOT is within the recipe's target and, where the recipe has one, its\n"
-	     "median TTFT too. A table of measured against target and a verdict: pass (exit 0), miss\n"
-	     "or invalid (exit 1). A file that is not JSON lines is refused with the line and column.\n"
+	     "when it meets every target the recipe has (median TPOT, TTFT and E2E latency within\n"
+	     "them, output throughput at least its floor); a recipe with none is judged on the run\n"
+	     "alone, and says so. A table of measured against target and a verdict: pass (exit 0),\n"
+	     "miss or invalid (exit 1). A file that is not JSON lines is refused with the line and\n"
+	     "column.\n"
 	     "Without a file, in a bundle (or given one), the bundle's newest results: npulaunch\n"
 	     "bench's bench-results.jsonl, or the file bench_serving names itself when bench.sh runs.\n"
 	     "\n"
@@ -31,9 +33,11 @@ static void help(void)
 	     "                    (default 0)\n"
 	     "  --json            {recipe, file, record, records, line, verdict, valid, pass,\n"
 	     "                    checks: [{name, key, value, unit, target, comparison, ok}],\n"
-	     "                    reasons: [...]}; numbers as numbers, null where none\n"
-	     "  query             MODEL with --tpot T --ttft T --dataset IN+OUT --prefix-cache PCT\n"
-	     "                    --cards N --mode M --hardware H [--nearest] instead of an id\n"
+	     "                    targets: [KEY...], reasons: [...]}; numbers as numbers, null\n"
+	     "                    where none; targets empty when the recipe has none\n"
+	     "  query             MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT\n"
+	     "                    --prefix-cache PCT --cards N --mode M --hardware H [--nearest]\n"
+	     "                    instead of an id\n"
 	     "  -h, --help        this help\n"
 	     "\n"
 	     "Examples:\n"
@@ -123,6 +127,8 @@ static void print_verdict(struct npl_cli *cli, const struct npl_verdict *v, cons
 	for (i = 0; i < v->nchecks; i++)
 		printf("  %-20s  %-16s  %-16s  %s\n", v->checks[i].name, v->checks[i].measured, v->checks[i].target,
 		       v->checks[i].ok < 0 ? "" : v->checks[i].ok ? "ok" : "FAIL");
+	if (!v->ntargets)
+		puts("targets: none: the recipe has no target to judge; the verdict is on the run completing");
 	printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v->reasons ? ": " : "",
 	       npl_escape_in(&cli->arena, v->reasons));
 }

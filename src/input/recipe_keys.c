@@ -284,28 +284,107 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 	return 0;
 }
 
+/* tpot, ttft, e2e: a latency target; null (a page's "-") is none */
 static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_layer *L = c->L;
-	int ttft = !strcmp(k->str, "ttft");
-	long long us;
+	long long us, *to_us = !strcmp(k->str, "ttft") ? &L->ttft_us : !strcmp(k->str, "e2e") ? &L->e2e_us : &L->tpot_us;
+	const char **to_text = !strcmp(k->str, "ttft") ? &L->ttft_text : !strcmp(k->str, "e2e") ? &L->e2e_text : &L->tpot_text;
 
 	(void)arg;
 	if (npl_recipe_want_scalar(c, v, k->str))
 		return -1;
-	if (ttft && npl_ynull(v))
+	if (npl_ynull(v))
 		return 0;
 	us = npl_parse_duration_us(v->str);
 	if (us <= 0)
 		return npl_recipe_fail(c, v, "'%s' must be a duration like 20ms or 5s, not '%s'", k->str, v->str);
-	if (ttft) {
-		L->ttft_us = us;
-		L->ttft_text = v->str;
-	} else {
-		L->tpot_us = us;
-		L->tpot_text = v->str;
-	}
+	*to_us = us;
+	*to_text = v->str;
 	return 0;
+}
+
+/* throughput: the output tokens per second the recipe reaches at least; null is none */
+static int f_throughput(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const struct npl_number_spec spec = {"output tokens per second", 0, 1e12, 0};
+	double x;
+
+	(void)arg;
+	if (npl_recipe_want_scalar(c, v, k->str))
+		return -1;
+	if (npl_ynull(v))
+		return 0;
+	if (npl_parse_number(v->str, &spec, &x) || !(x > 0))
+		return npl_recipe_fail(c, v, "'throughput' is the output tokens per second the recipe reaches at least, a positive number like 1200, not '%s'",
+				       v->str);
+	c->L->throughput = x;
+	c->L->throughput_text = v->str;
+	return 0;
+}
+
+/* sglang_version: ">= 0.5.16" (a leading v is allowed, as images write it): the version floor */
+static int f_sglang_version(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_str s;
+	const char *p, *min;
+	int digits = 0, dots = 0;
+
+	(void)arg;
+	if (npl_recipe_read_str(c, v, k->str, &s))
+		return -1;
+	p = s.s;
+	if (p[0] != '>' || p[1] != '=')
+		goto bad;
+	for (p += 2; *p == ' '; p++)
+		;
+	p += *p == 'v';
+	min = p;
+	/* numbers separated by single dots: 0.5.16 */
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9') {
+			digits++;
+		} else if (*p == '.' && digits && p[1] >= '0' && p[1] <= '9' && dots < 3) {
+			dots++;
+		} else {
+			goto bad;
+		}
+	}
+	if (!digits)
+		goto bad;
+	c->L->sglang_floor = s;
+	c->L->sglang_min = min;
+	return 0;
+bad:
+	return npl_recipe_fail(c, v, "'sglang_version' is a floor like \">= 0.5.16\" (the SGLang version the deployment needs at least), not '%s'",
+			       s.s);
+}
+
+/* transfer_protocol: how memfabric moves the KV cache between prefill and decode (the glossary's
+ * protocols); null removes what an earlier layer chose */
+static int f_transfer_protocol(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const char *const protocols[] = {"sdma", "device_rdma", "host_rdma", "device_urma"};
+	const char *best;
+	size_t i;
+
+	(void)arg;
+	if (npl_recipe_want_scalar(c, v, k->str))
+		return -1;
+	c->L->transfer_protocol_loc = k->loc;
+	if (npl_ynull(v)) {
+		c->L->transfer_protocol_removed = 1;
+		return 0;
+	}
+	for (i = 0; i < NPL_ARRAY_SIZE(protocols); i++)
+		if (!strcmp(v->str, protocols[i])) {
+			c->L->transfer_protocol.s = protocols[i];
+			c->L->transfer_protocol.loc = v->loc;
+			return 0;
+		}
+	best = npl_did_you_mean(v->str, protocols, (int)NPL_ARRAY_SIZE(protocols));
+	return npl_recipe_fail(c, v, "unknown transfer_protocol '%s'%s%s%s (sdma, device_rdma, host_rdma or device_urma)", v->str,
+			       best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
 }
 
 /* Rules whose warnings a recipe may waive, with a reason. */
@@ -421,6 +500,10 @@ static const struct field top_fields[] = {
 	{"dataset", K_RECIPE, f_ident},
 	{"tpot", K_RECIPE, f_duration},
 	{"ttft", K_RECIPE, f_duration},
+	{"e2e", K_RECIPE, f_duration},
+	{"throughput", K_RECIPE, f_throughput},
+	{"sglang_version", K_MODEL | K_RECIPE, f_sglang_version},
+	{"transfer_protocol", K_HW | K_MODEL | K_RECIPE, f_transfer_protocol},
 	{"tier", K_RECIPE, f_ident},
 	{"topology", K_RECIPE, f_topology},
 	{"waive", K_RECIPE, f_waive},
@@ -505,7 +588,8 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 	L->file = file;
 	L->loc = doc->loc;
 	L->source = source;
-	L->tpot_us = L->ttft_us = -1;
+	L->tpot_us = L->ttft_us = L->e2e_us = -1;
+	L->throughput = -1;
 	c->L = L;
 	before = c->d->errors;
 	npl_recipe_walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), npl_recipe_kind_articles[k],
@@ -518,9 +602,6 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 		L->id = "defaults";
 	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
 		npl_recipe_fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
-	if (L->kind == NPL_LAYER_RECIPE && !map_get(doc, "tpot") && L->ttft_us < 0 &&
-	    (!map_get(doc, "ttft") || npl_ynull(map_get(doc, "ttft"))))
-		npl_recipe_fail(c, doc, "a recipe needs a target: 'tpot', 'ttft' or both");
 	L->invalid = c->d->errors != before;
 	return L;
 }

@@ -432,52 +432,69 @@ static void judge_counts(struct npl_verdict *v, const cJSON *last, const cJSON *
 	}
 }
 
-/* The latencies of the record against the recipe's targets (NAN: none), and what is shown
- * without a target: p99 TPOT and the output throughput. */
-static void judge_latency(struct npl_verdict *v, const cJSON *last, double tpot_t, double ttft_t)
+/* One latency of the record (field, in ms) against its target (NAN: none, shown for information);
+ * what names it when it was not measured, prec the decimals of a miss's message. */
+static void judge_ms(struct npl_verdict *v, const cJSON *last, const char *name, const char *key,
+		     const char *field, double target, const char *what, int prec)
 {
-	double tpot = num(last, "median_tpot_ms"), ttft = num(last, "median_ttft_ms");
-	struct npl_check *c = check(v, "median TPOT", "median_tpot", "ms", isnan(tpot_t) ? -1 : 0);
+	double x = num(last, field);
+	struct npl_check *c = check(v, name, key, "ms", isnan(target) ? -1 : 0);
 
-	c->value = tpot;
-	c->limit = tpot_t;
-	c->op = isnan(tpot_t) ? NULL : "<=";
-	fmt_ms(c->measured, sizeof(c->measured), tpot);
-	fmt_ms(c->target, sizeof(c->target), tpot_t);
-	/* a recipe with only a TTFT target judges TTFT alone */
-	if (!isnan(tpot_t)) {
-		c->ok = !isnan(tpot) && tpot > 0 && tpot <= tpot_t;
-		if (isnan(tpot) || tpot <= 0) {
-			v->valid = 0;
-			reason(v, "no TPOT was measured");
-		} else if (!c->ok) {
-			reason(v, "median TPOT %.2f ms exceeds the %g ms target", tpot, tpot_t);
-		}
+	c->value = x;
+	c->limit = target;
+	c->op = isnan(target) ? NULL : "<=";
+	fmt_ms(c->measured, sizeof(c->measured), x);
+	fmt_ms(c->target, sizeof(c->target), target);
+	/* a recipe judges the targets it has, and only those */
+	if (isnan(target))
+		return;
+	c->is_target = 1;
+	c->ok = !isnan(x) && x > 0 && x <= target;
+	if (isnan(x) || x <= 0) {
+		v->valid = 0;
+		reason(v, "no %s was measured", what);
+	} else if (!c->ok) {
+		reason(v, "%s %.*f ms exceeds the %g ms target", name, prec, x, target);
 	}
+}
+
+/* The latencies of the record against the recipe's targets (NAN: none), the output throughput
+ * against its floor, and what is shown without a target: p99 TPOT, mean E2E latency. */
+static void judge_latency(struct npl_verdict *v, const cJSON *last, const double t[NPL_TARGET_COUNT])
+{
+	double tput = num(last, "output_throughput");
+	struct npl_check *c;
+
+	judge_ms(v, last, "median TPOT", "median_tpot", "median_tpot_ms", t[NPL_TARGET_TPOT], "TPOT", 2);
 	c = check(v, "p99 TPOT", "p99_tpot", "ms", -1);
 	c->value = num(last, "p99_tpot_ms");
 	fmt_ms(c->measured, sizeof(c->measured), num(last, "p99_tpot_ms"));
 	snprintf(c->target, sizeof(c->target), "-");
-	c = check(v, "median TTFT", "median_ttft", "ms", isnan(ttft_t) ? -1 : 0);
-	c->value = ttft;
-	c->limit = ttft_t;
-	c->op = isnan(ttft_t) ? NULL : "<=";
-	fmt_ms(c->measured, sizeof(c->measured), ttft);
-	fmt_ms(c->target, sizeof(c->target), ttft_t);
-	if (!isnan(ttft_t)) {
-		c->ok = !isnan(ttft) && ttft > 0 && ttft <= ttft_t;
-		if (isnan(ttft) || ttft <= 0) {
-			v->valid = 0;
-			reason(v, "no TTFT was measured");
-		} else if (!c->ok) {
-			reason(v, "median TTFT %.1f ms exceeds the %g ms target", ttft, ttft_t);
-		}
-	}
-	c = check(v, "output throughput", "output_throughput", "tok/s", -1);
-	c->value = num(last, "output_throughput");
-	snprintf(c->measured, sizeof(c->measured), isnan(num(last, "output_throughput")) ? "-" : "%.1f tok/s",
-		 num(last, "output_throughput"));
+	judge_ms(v, last, "median TTFT", "median_ttft", "median_ttft_ms", t[NPL_TARGET_TTFT], "TTFT", 1);
+	/* end to end: bench_serving's median, the mean beside it */
+	judge_ms(v, last, "median E2E", "median_e2e", "median_e2e_latency_ms", t[NPL_TARGET_E2E], "E2E latency", 1);
+	c = check(v, "mean E2E", "mean_e2e", "ms", -1);
+	c->value = num(last, "mean_e2e_latency_ms");
+	fmt_ms(c->measured, sizeof(c->measured), c->value);
 	snprintf(c->target, sizeof(c->target), "-");
+	c = check(v, "output throughput", "output_throughput", "tok/s", isnan(t[NPL_TARGET_THROUGHPUT]) ? -1 : 0);
+	c->value = tput;
+	snprintf(c->measured, sizeof(c->measured), isnan(tput) ? "-" : "%.1f tok/s", tput);
+	snprintf(c->target, sizeof(c->target), "-");
+	if (isnan(t[NPL_TARGET_THROUGHPUT]))
+		return;
+	/* a floor: at least this many output tokens per second */
+	c->is_target = 1;
+	c->limit = t[NPL_TARGET_THROUGHPUT];
+	c->op = ">=";
+	snprintf(c->target, sizeof(c->target), ">= %g tok/s", c->limit);
+	c->ok = !isnan(tput) && tput > 0 && tput >= c->limit;
+	if (isnan(tput) || tput <= 0) {
+		v->valid = 0;
+		reason(v, "no output throughput was measured");
+	} else if (!c->ok) {
+		reason(v, "output throughput %.1f tok/s is below the %g tok/s floor", tput, c->limit);
+	}
 }
 
 int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
@@ -485,14 +502,23 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 {
 	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
 	cJSON *last;
-	double tpot_t = npl_json_str(R, "tpot") ? num(R, "tpot_ms") : NAN, ttft_t = num(R, "ttft_ms");
+	/* each target by its text and its number in the plan's recipe */
+	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft", "e2e", "throughput"};
+	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms", "e2e_ms", "throughput"};
+	double t[NPL_TARGET_COUNT];
 	int i;
 
 	memset(v, 0, sizeof(*v));
-	/* the targets: a plan that names one must hold it as a positive number */
-	if ((npl_json_str(R, "tpot") && !(tpot_t > 0)) ||
-	    (member(R, "ttft_ms") && !cJSON_IsNull(member(R, "ttft_ms")) && !(ttft_t > 0)))
-		return npl_error(d, NULL, "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)");
+	/* a plan that names a target must hold it as a positive number; null is none */
+	for (i = 0; i < NPL_TARGET_COUNT; i++) {
+		int named = (member(R, name[i]) && !cJSON_IsNull(member(R, name[i]))) ||
+			    (member(R, key[i]) && !cJSON_IsNull(member(R, key[i])));
+
+		t[i] = named ? num(R, key[i]) : NAN;
+		if (named && !(t[i] > 0))
+			return npl_error(d, NULL, "the plan's recipe has no valid target '%s' (%s: a positive number)",
+					 name[i], key[i]);
+	}
 	/* the last record is judged */
 	if (!(last = last_record(file, text, len, v, d)))
 		return -1;
@@ -506,11 +532,13 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 		same(v, last, "random_input_len", bench_flag(plan, "--random-input-len"), "input length");
 		same(v, last, "random_output_len", bench_flag(plan, "--random-output-len"), "output length");
 	}
-	judge_latency(v, last, tpot_t, ttft_t);
+	judge_latency(v, last, t);
 	v->pass = v->valid;
-	for (i = 0; i < v->nchecks; i++)
+	for (i = 0; i < v->nchecks; i++) {
 		if (v->checks[i].ok == 0)
 			v->pass = 0;
+		v->ntargets += v->checks[i].is_target;
+	}
 	cJSON_Delete(last);
 	return 0;
 }
@@ -554,6 +582,13 @@ cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const ch
 		cJSON_AddItemToArray(checks, c);
 	}
 	cJSON_AddItemToObject(o, "checks", checks);
+	/* the checks held to the recipe's targets: none when it has none, and the verdict is then
+	 * on the run completing alone */
+	checks = cJSON_CreateArray();
+	for (i = 0; i < v->nchecks; i++)
+		if (v->checks[i].is_target)
+			cJSON_AddItemToArray(checks, cJSON_CreateString(v->checks[i].key));
+	cJSON_AddItemToObject(o, "targets", checks);
 	{
 		cJSON *r = cJSON_CreateArray();
 

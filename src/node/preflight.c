@@ -19,6 +19,7 @@
 #include "npulaunch/proc.h"
 #include "npulaunch/text.h"
 #include "npulaunch/tune.h"
+#include "preflight_internal.h"
 
 /* The most read of a small file (a version file, meminfo), of a weight index, of a procfs
  * socket table, and of a tool's output. */
@@ -906,6 +907,7 @@ out:
 void npl_preflight_run(struct npl_preflight *pf, const struct npl_preflight_opts *o)
 {
 	struct state st;
+	struct npl_pf_check sg;
 
 	memset(pf, 0, sizeof(*pf));
 	npl_arena_init(&pf->arena);
@@ -913,6 +915,8 @@ void npl_preflight_run(struct npl_preflight *pf, const struct npl_preflight_opts
 	st.node = o->node >= 0 ? o->node : 0;
 	st.nids = npl_plan_node_devices(o->role, st.node, st.ids, MAX_IDS);
 	check_versions(pf, o);
+	sg = npl_pf_check_sglang(o, &pf->arena);   /* preflight_sglang.c */
+	add(pf, sg.name, sg.status, sg.found, sg.fix);
 	check_env_files(pf, o);
 	check_npus(pf, o, &st);
 	check_npu_network(pf, o, &st);

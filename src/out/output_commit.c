@@ -267,8 +267,10 @@ static void unlock_all(struct commit *c)
 
 /* Lock every folder in one order (device, inode), so that two commits cannot wait for each
  * other; again until the folders are still those locked (another commit may have exchanged
- * one, or made one, while this one waited). A file system without flock goes unlocked. */
-static void lock_all(struct commit *c)
+ * one, or made one, while this one waited). A file system without flock goes unlocked. A
+ * folder locked by a process this one runs under (`flock DIR npulaunch render -o DIR/deploy`)
+ * would never be released: -1, said, instead of waiting forever. */
+static int lock_all(struct commit *c)
 {
 	for (;;) {
 		struct lock *want;
@@ -280,7 +282,7 @@ static void lock_all(struct commit *c)
 			for (i = 0; i < n; i++)
 				free(want[i].path);
 			free(want);
-			return;
+			return 0;
 		}
 		unlock_all(c);
 		free(c->locks);
@@ -289,6 +291,7 @@ static void lock_all(struct commit *c)
 		for (i = 0; i < n; i++) {
 			struct lock *l = &c->locks[i];
 			struct stat st;
+			pid_t holder;
 
 			l->fd = open(l->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (l->fd < 0 || fstat(l->fd, &st))
@@ -297,6 +300,10 @@ static void lock_all(struct commit *c)
 			l->ino = st.st_ino;
 			if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 				continue;
+			if ((holder = npl_out_lock_holder(&st)) && npl_out_is_ancestor(holder))
+				return npl_error(c->d, NULL, "'%s' is locked by process %ld, which runs this npulaunch "
+						 "(flock DIR npulaunch ... -o DIR/...?): it would wait for itself forever; "
+						 "lock another file, as flock DIR/.lock", l->path, (long)holder);
 			if (!c->waited++ && c->s->waiting)
 				c->s->waiting(l->path);
 			while (flock(l->fd, LOCK_EX) && errno == EINTR)
@@ -890,8 +897,9 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 		rc = make_dirs(&c, dir, &made, &nmade);
 		free(dir);
 	}
+	if (!rc)
+		rc = lock_all(&c); /* when it fails, the folders made are removed below */
 	if (!rc) {
-		lock_all(&c);
 		clean_locked(&c);
 		for (i = 0; i < c.nu; i++)
 			rc |= survey(&c, &c.u[i]);

@@ -1,11 +1,13 @@
 /*
- * output_internal.h: what output.c (the set, the records, the check) and output_commit.c (the
- * commit) share. Included by those two only.
+ * output_internal.h: what output.c (the set, the records, the check), output_commit.c (the
+ * commit) and output_lock.c (who holds a lock) share. Included by those three only.
  */
 #ifndef NPL_OUTPUT_INTERNAL_H
 #define NPL_OUTPUT_INTERNAL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -35,6 +37,10 @@ char *npl_out_read_regular(const char *path, size_t *len);
  * what npulaunch wrote; NPL_REC_CHANGED when not (the record only names files, for messages);
  * NPL_REC_OLD for a manifest of an npulaunch that kept no record; else NPL_REC_NONE (no record). */
 int npl_out_read_record(const char *path, const char *name, cJSON **rec);
+/* The process holding a flock on the file st describes (/proc/locks), or 0 when none is seen. */
+pid_t npl_out_lock_holder(const struct stat *st);
+/* 1 when pid is this process's parent, or its parent's, and so on. */
+int npl_out_is_ancestor(pid_t pid);
 /* 1 when rec records name with the digest of text (NULL text: 0). */
 int npl_out_recorded(const cJSON *rec, const char *name, const char *text, size_t len);
 

@@ -65,6 +65,27 @@ int npl_target_check_site(const cJSON *plan, const char *target, int addresses_o
 			       target, npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"),
 			       npl_buf_str(&miss));
 	npl_buf_release(&miss);
+	/* a mounted path with ':' cannot be said: docker's -v splits at it, the API server refuses
+	   it in a mountPath */
+	for (k = 0; k < 3; k++) {
+		/* under a claim (k8s --model-volume pvc:CLAIM) only the claim's mount is a mount */
+		const char *vol = npl_target_site(plan, "model-volume", NULL);
+		int claim = vol && npl_starts_with(vol, "pvc:");
+		const char *key = k == 2 ? "model-mount" : k ? "draft-model-path" : "model-path";
+		const char *v = (k == 2) == claim ? npl_target_site(plan, key, NULL) : NULL;
+
+		if (v && strchr(v, ':'))
+			rc = npl_error(d, NULL, "render --target %s: --%s '%s' holds ':', which a container's mount "
+				       "cannot carry (docker -v splits at it; Kubernetes refuses it in a mountPath): "
+				       "give a path without it (a symbolic link to the folder will do)", target, key, v);
+	}
+	cJSON_ArrayForEach(need, npl_target_container(plan, "mounts")) {
+		const char *v = npl_json_str(need, "path");
+
+		if (v && strchr(v, ':'))
+			rc = npl_error(d, NULL, "render --target %s: the hardware profile's mount '%s' holds ':', which a "
+				       "container's mount cannot carry", target, v);
+	}
 	return rc;
 }
 

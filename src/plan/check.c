@@ -334,6 +334,15 @@ static int check_ports(const cJSON *plan, struct npl_arena *a, const struct npl_
 		}
 	}
 #undef USE
+	/* a port the rules derived (a role's port + the instance's slot, the bootstrap port + the
+	   instance) past the last one: no program can listen there */
+	for (i = 0; i < n; i++)
+		if (v[i].port > 65535) {
+			npl_error(d, R ? &R->loc : NULL, "%s: %s on %s is port %ld, past 65535 (the recipe's ports "
+				  "plus the instance or slot number): lower the recipe's ports", id, v[i].what,
+				  v[i].where, v[i].port);
+			errors++;
+		}
 	/* every pair of uses of one port on one address, found by sorting (linear in the
 	   plan's size but for the sort), reported in the plan's order */
 	if (n)

@@ -1,7 +1,8 @@
 /*
  * container.c: the container block of the plan (render --target k8s, rbg, docker), for the
  * resolver (resolve.c): image, registry, NPU resource, privileges, node labels, devices and
- * mounts, from the site values and the hardware profile.
+ * mounts, from the site values and the hardware profile; the image's tag against the recipe's
+ * SGLang version floor.
  */
 #include <string.h>
 
@@ -68,6 +69,28 @@ static void apply_registry(struct ctx *c, cJSON *ct, const char *name)
 	cJSON_ReplaceItemInObjectCaseSensitive(ct, name, valued(cJSON_CreateString(v), &o));
 }
 
+/* The image's tag against the recipe's sglang_version, where the tag starts with SGLang's version
+ * (lmsysorg/sglang:v0.5.6-cann8.3.rc1-a3): below the floor a warning; a tag without one
+ * (main-cann8.5.0-a3) a note that preflight checks the floor on the node. */
+static void check_image_version(struct ctx *c, const cJSON *ct)
+{
+	const struct npl_layer *L = c->R->sglang_min ? c->R : c->model;
+	const char *img = npl_json_str(cJSON_GetObjectItemCaseSensitive(ct, "image"), "value"), *slash, *tag;
+
+	if (!L->sglang_min || !img)
+		return;
+	slash = strrchr(img, '/');
+	tag = strchr(img, '@') ? NULL : strrchr(slash ? slash : img, ':');
+	if (!tag || npl_version_cmp(tag + 1, L->sglang_min) == -2)
+		npl_diag_add(c->d, NPL_NOTE, NULL, "the image %s names no SGLang version in its tag: npulaunch preflight checks sglang_version %s on the node",
+			     img, L->sglang_floor.s);
+	else if (npl_version_cmp(tag + 1, L->sglang_min) < 0)
+		npl_diag_add(c->d, NPL_WARNING, &L->sglang_floor.loc,
+			     "the image %s carries SGLang %.*s, below the sglang_version %s of %s %s: give --image with SGLang %s",
+			     img, (int)strcspn(tag + 1, "-_"), tag + 1, L->sglang_floor.s, npl_layer_kind_name(L->kind), L->id,
+			     L->sglang_floor.s);
+}
+
 /* The container block: how a container runs this plan on the recipe's hardware. */
 cJSON *npl_rs_container_json(struct ctx *c)
 {
@@ -88,6 +111,7 @@ cJSON *npl_rs_container_json(struct ctx *c)
 	}
 	apply_registry(c, ct, "image");
 	apply_registry(c, ct, "router_image");
+	check_image_version(c, ct);
 	container_str(c, ct, "npu_resource", NPL_SITE_NPU_RESOURCE, &hw->npu_resource, 1);
 	container_str(c, ct, "npu_unit", NPL_SITE_NPU_UNIT, &hw->npu_unit, 1);
 	container_str(c, ct, "shm_size", NPL_SITE_SHM_SIZE, &hw->shm_size, 0);

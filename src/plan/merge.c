@@ -166,6 +166,62 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 	}
 }
 
+#define MF_PROTOCOL "ASCEND_MF_TRANSFER_PROTOCOL"
+
+/* A layer's transfer_protocol on a prefill or decode server: ASCEND_MF_TRANSFER_PROTOCOL where
+ * the disaggregated roles' settings of that layer would put it, so that a profile that names its
+ * protocol deploys exactly what one that exported the variable did. A layer that exports the
+ * variable for the role itself is honoured (the rule yields to it, *from is NULL); null removes
+ * an earlier layer's protocol. *from: the layer whose protocol is in force, if any. */
+static void take_protocol(struct ctx *c, struct merged *m, const struct npl_layer *L, enum role r,
+			  const struct npl_layer **from)
+{
+	const enum npl_scope sc[] = {NPL_SCOPE_SERVER, NPL_SCOPE_DISAGG, r == ROLE_PREFILL ? NPL_SCOPE_PREFILL : NPL_SCOPE_DECODE};
+	struct renv e = {MF_PROTOCOL, NULL, npl_rs_from_rule("transfer-protocol", NULL), NPL_ENV_SET, NULL, 0};
+	int i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < L->scope[sc[i]].nenv; j++)
+			if (!strcmp(L->scope[sc[i]].env[j].name, MF_PROTOCOL)) {
+				*from = NULL;
+				return;
+			}
+	if (!L->transfer_protocol.s && !L->transfer_protocol_removed)
+		return;
+	*from = L->transfer_protocol.s ? L : NULL;
+	if (L->transfer_protocol.s) {
+		e.val = npl_rs_lit(c, L->transfer_protocol.s);
+		e.o.why = npl_arena_printf(c->a, "transfer_protocol %s of %s %s at %s:%d:%d", L->transfer_protocol.s,
+					   npl_layer_kind_name(L->kind), L->id, L->transfer_protocol.loc.file,
+					   L->transfer_protocol.loc.line, L->transfer_protocol.loc.col);
+	}
+	for (j = 0; j < m->env.n; j++)
+		if (!strcmp(m->env.v[j].name, MF_PROTOCOL))
+			break;
+	if (j < m->env.n)
+		m->env.v[j] = e;
+	else if (e.val)
+		PUSH(c->a, m->env, e);
+}
+
+/* host_rdma moves the KV cache over a host NIC, which memfabric reads from ASCEND_MF_NIC: the
+ * role's environment or an --env override must name it. */
+static void check_mf_nic(struct ctx *c, const struct merged *m, const struct npl_layer *from)
+{
+	int i;
+
+	if (!from || strcmp(from->transfer_protocol.s, "host_rdma"))
+		return;
+	for (i = 0; i < m->env.n; i++)
+		if (m->env.v[i].val && !strcmp(m->env.v[i].name, "ASCEND_MF_NIC"))
+			return;
+	for (i = 0; i < c->o->nov; i++)
+		if (c->o->ov[i].kind == NPL_OV_SET_ENV && !strcmp(c->o->ov[i].name, "ASCEND_MF_NIC"))
+			return;
+	c->rc = npl_error(c->d, &from->transfer_protocol.loc,
+			  "transfer_protocol host_rdma moves the KV cache over a host NIC, which ASCEND_MF_NIC names: set it in env (ASCEND_MF_NIC: eth0, or {value: {site: ifname}} for the socket interface) or give --env ASCEND_MF_NIC=NAME");
+}
+
 /* Merge what the four layers say for one role. The top-level `unset` applies
  * to every process launched (proxies break router and benchmark as well);
  * the other top-level settings apply to the server roles. */
@@ -176,16 +232,20 @@ void npl_rs_merge_role(struct ctx *c, enum role r, struct merged *m)
 						       NPL_SCOPE_BENCH};
 	int i, server = r <= ROLE_DECODE;
 	int prog = server ? NPL_PROG_SERVER : r == ROLE_ROUTER ? NPL_PROG_ROUTER : NPL_PROG_BENCH;
+	const struct npl_layer *protocol = NULL;
 
 	memset(m, 0, sizeof(*m));
 	for (i = 0; i < c->nlayers; i++) {
 		const struct npl_layer *L = c->layers[i];
 
 		merge_scope(c, m, L, &L->scope[NPL_SCOPE_SERVER], 1, server, prog);
-		if (r == ROLE_PREFILL || r == ROLE_DECODE)
+		if (r == ROLE_PREFILL || r == ROLE_DECODE) {
 			merge_scope(c, m, L, &L->scope[NPL_SCOPE_DISAGG], 1, 1, prog);
+			take_protocol(c, m, L, r, &protocol);
+		}
 		merge_scope(c, m, L, &L->scope[own[r]], 1, 1, prog);
 	}
+	check_mf_nic(c, m, protocol);
 }
 
 #define TAKE_INT(dst, src, L)                                                                      \

@@ -422,6 +422,23 @@ static cJSON *preflight_json(const struct npl_layer *hw)
 	return o;
 }
 
+/* The SGLang version floor: the recipe's, else its model's; null when neither states one. */
+static cJSON *sglang_json(const struct ctx *c)
+{
+	const struct npl_layer *L = c->R->sglang_min ? c->R : c->model;
+	cJSON *o;
+
+	if (!L->sglang_min)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "floor", L->sglang_floor.s);
+	cJSON_AddStringToObject(o, "min", L->sglang_min);
+	cJSON_AddStringToObject(o, "layer", npl_layer_kind_name(L->kind));
+	cJSON_AddItemToObject(o, "at", cJSON_CreateString(npl_arena_printf(c->a, "%s:%d:%d", L->sglang_floor.loc.file,
+									     L->sglang_floor.loc.line, L->sglang_floor.loc.col)));
+	return o;
+}
+
 static cJSON *recipe_json(struct ctx *c)
 {
 	const struct npl_layer *R = c->R;
@@ -454,8 +471,20 @@ static cJSON *recipe_json(struct ctx *c)
 		cJSON_AddNullToObject(o, "ttft");
 		cJSON_AddNullToObject(o, "ttft_ms");
 	}
+	if (R->e2e_us >= 0) {
+		cJSON_AddStringToObject(o, "e2e", R->e2e_text);
+		cJSON_AddNumberToObject(o, "e2e_ms", (double)R->e2e_us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, "e2e");
+		cJSON_AddNullToObject(o, "e2e_ms");
+	}
+	if (R->throughput >= 0)
+		cJSON_AddNumberToObject(o, "throughput", R->throughput);
+	else
+		cJSON_AddNullToObject(o, "throughput");
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
+	cJSON_AddItemToObject(o, "sglang_version", sglang_json(c));
 	if (R->notes)
 		cJSON_AddStringToObject(o, "notes", R->notes);
 	if (R->ndeviation || c->model->ndeviation) {

@@ -289,6 +289,16 @@ int npl_query_qualifies(const struct npl_db *db, const struct npl_query *q, cons
 			     "TTFT %s exceeds the %s budget by %s", R->ttft_text, a, b);
 		}
 	}
+	if (q->e2e_us >= 0) {
+		npl_format_duration(a, sizeof(a), q->e2e_us);
+		if (R->e2e_us < 0) {
+			miss(misses, &dist, 2, "no E2E figure to meet the %s budget", a);
+		} else if (R->e2e_us > q->e2e_us) {
+			npl_format_duration(b, sizeof(b), R->e2e_us - q->e2e_us);
+			miss(misses, &dist, 1 + squash(R->e2e_us - q->e2e_us, q->e2e_us),
+			     "E2E %s exceeds the %s budget by %s", R->e2e_text, a, b);
+		}
+	}
 	if (q->has_dataset) {
 		fmt_dataset(a, sizeof(a), &q->ds);
 		if (ds.image != q->ds.image) {
@@ -341,6 +351,8 @@ static int better(const struct npl_db *db, const struct npl_query *q, const stru
 		return x->tpot_us > y->tpot_us ? -1 : 1;
 	if (q->ttft_us >= 0 && x->ttft_us != y->ttft_us)
 		return x->ttft_us > y->ttft_us ? -1 : 1;
+	if (q->e2e_us >= 0 && x->e2e_us != y->e2e_us)
+		return x->e2e_us > y->e2e_us ? -1 : 1;
 	if (q->has_dataset || q->prefix < 0) {
 		struct npl_dataset a, b;
 		long long pa, pb;
@@ -459,6 +471,12 @@ static int options_for(const struct npl_db *db, const struct npl_query *q, const
 		snprintf(v[n].text, sizeof(v[n].text), "--ttft %s", R->ttft_text);
 		n++;
 	}
+	if (R->e2e_us >= 0 && (q->e2e_us < 0 || q->e2e_us > R->e2e_us)) {
+		v[n].q = *q;
+		v[n].q.e2e_us = R->e2e_us;
+		snprintf(v[n].text, sizeof(v[n].text), "--e2e %s", R->e2e_text);
+		n++;
+	}
 	if (q->cards < 0 || q->cards > R->cards) {
 		v[n].q = *q;
 		v[n].q.cards = R->cards;
@@ -486,6 +504,8 @@ static void combine(struct npl_query *t, const struct npl_query *q, const struct
 		t->tpot_us = y->tpot_us;
 	if (y->ttft_us != q->ttft_us)
 		t->ttft_us = y->ttft_us;
+	if (y->e2e_us != q->e2e_us)
+		t->e2e_us = y->e2e_us;
 	if (y->cards != q->cards)
 		t->cards = y->cards;
 	if (y->mode != q->mode)
@@ -532,6 +552,10 @@ static const char *why(const struct npl_db *db, const struct npl_query *q, const
 	if (q->ttft_us >= 0) {
 		npl_format_duration(x, sizeof(x), q->ttft_us);
 		npl_buf_printf(&b, "%sTTFT %s within %s", b.len ? "; " : "", R->ttft_text, x);
+	}
+	if (q->e2e_us >= 0) {
+		npl_format_duration(x, sizeof(x), q->e2e_us);
+		npl_buf_printf(&b, "%sE2E %s within %s", b.len ? "; " : "", R->e2e_text, x);
 	}
 	if (q->has_dataset) {
 		fmt_dataset(x, sizeof(x), &q->ds);

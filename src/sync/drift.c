@@ -141,7 +141,14 @@ static void metadata(struct imp *m, const struct npl_layer *R, struct npl_diffs 
 		  npl_mode_name(R->mode));
 	meta_diff(m, ds, "quantization", s->field[NPL_PAGE_QUANTIZATION].value, R->quantization);
 	meta_diff(m, ds, "dataset", s->field[NPL_PAGE_DATASET].value, R->dataset);
-	meta_diff(m, ds, "tpot", s->field[NPL_PAGE_TPOT].value, R->tpot_text);
+	if (npl_page_tpot_is_e2e(s->field[NPL_PAGE_TPOT].value)) {
+		/* as import reads it: the request's whole latency (a deviation of the recipe) */
+		meta_diff(m, ds, "tpot", NULL, R->tpot_text);
+		meta_diff(m, ds, "e2e", s->field[NPL_PAGE_TPOT].value, R->e2e_text);
+	} else {
+		meta_diff(m, ds, "tpot", s->field[NPL_PAGE_TPOT].value, R->tpot_text);
+		meta_diff(m, ds, "e2e", NULL, R->e2e_text);
+	}
 	meta_diff(m, ds, "ttft", s->field[NPL_PAGE_TTFT].value, R->ttft_text);
 	if (s->tier)
 		meta_diff(m, ds, "tier", s->tier, R->tier);

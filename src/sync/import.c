@@ -10,7 +10,8 @@
 /* ---- the documents as YAML ---------------------------------------------------------------- */
 
 static const char *const order[] = {"kind", "id", "name", "aliases", "title", "model", "hardware", "cards", "mode",
-				    "quantization", "dataset", "tpot", "ttft", "tier", "provenance", "notes",
+				    "quantization", "dataset", "tpot", "ttft", "e2e", "throughput", "tier", "sglang_version",
+				    "transfer_protocol", "provenance", "notes",
 				    "topology", "deviations", "waive", "socket_ifname", "env", "unset", "source", "tuning", "flags",
 				    "explicit", "speculative", "roles", "router", "bench", NULL};
 

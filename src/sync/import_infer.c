@@ -53,6 +53,11 @@ cJSON *npl_imp_flag_value(const struct npl_flagv *f)
 	return v;
 }
 
+int npl_page_tpot_is_e2e(const char *tpot)
+{
+	return tpot && npl_parse_duration_us(tpot) >= 1000000;
+}
+
 void npl_imp_deviation(struct imp *m, const struct npl_loc *loc, const char *what, const char *why)
 {
 	cJSON *dev;
@@ -159,9 +164,21 @@ static int meta(struct imp *m)
 	else
 		return npl_error(m->d, &m->s->field[NPL_PAGE_MODE].loc,
 				 "Deploy Mode '%s' is neither PD Mixed nor PD Disaggregation", mode);
-	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++)
-		if (field(m, pk[i]))
-			cJSON_AddStringToObject(m->doc, keys[i], field(m, pk[i]));
+	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++) {
+		const char *v = field(m, pk[i]);
+
+		if (!v)
+			continue;
+		/* a "TPOT" no output token takes: the page's figure is the request's whole latency */
+		if (pk[i] == NPL_PAGE_TPOT && npl_page_tpot_is_e2e(v)) {
+			npl_imp_deviation(m, &m->s->field[NPL_PAGE_TPOT].loc, "e2e",
+					  npl_arena_printf(m->a, "the page gives TPOT %s, a time no output token takes: "
+							   "an end-to-end target (each request's whole latency)", v));
+			cJSON_AddStringToObject(m->doc, "e2e", v);
+			continue;
+		}
+		cJSON_AddStringToObject(m->doc, keys[i], v);
+	}
 	if (m->s->tier)
 		cJSON_AddStringToObject(m->doc, "tier", m->s->tier);
 	return 0;

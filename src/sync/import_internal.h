@@ -43,6 +43,8 @@ cJSON *npl_imp_scalar(const char *s);
 /* A flag's value as a recipe writes it: true, a scalar, or a list. */
 cJSON *npl_imp_flag_value(const struct npl_flagv *f);
 /* Record a deviation (what: why) in the document and warn at loc. */
+/* 1 when a page's TPOT figure (1 s or more) is no per-token latency but an end-to-end one */
+int npl_page_tpot_is_e2e(const char *tpot);
 void npl_imp_deviation(struct imp *m, const struct npl_loc *loc, const char *what, const char *why);
 /* The launches of role in the page's run, read; n of them. */
 int npl_imp_role_launches(const struct imp *m, const char *role, const struct npl_norm **out, int max);

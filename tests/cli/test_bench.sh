@@ -103,7 +103,7 @@ if command -v jq >/dev/null; then
 	expect_eq "$(jq -c '.checks[] | select(.key == "requests_completed") | [.value, .target, .comparison]' "$T/out")" '[8,8,">="]' "verify --json requests"
 	expect_eq "$(jq -c '.checks[] | select(.key == "p99_tpot") | [.target, .comparison, .ok]' "$T/out")" '[null,null,null]' "verify --json information"
 	expect_eq "$(jq -c '.reasons' "$T/out")" '["median TTFT 4182.5 ms exceeds the 3000 ms target"]' "verify --json reasons"
-	expect_eq "$(jq -r '[keys[]] | join(",")' "$T/out")" "checks,file,line,pass,reasons,recipe,record,records,valid,verdict" "verify --json keys"
+	expect_eq "$(jq -r '[keys[]] | join(",")' "$T/out")" "checks,file,line,pass,reasons,recipe,record,records,targets,valid,verdict" "verify --json keys"
 fi
 # in a bundle, the recipe is the bundle's
 expect_rc 0 "$NPL" render $K20 -o "$T/bundle"

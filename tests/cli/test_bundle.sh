@@ -45,6 +45,20 @@ expect_rc 2 "$NPL" render --all --output= --check
 cd - >/dev/null || exit 1
 expect_eq "$(files "$T/cwd")" "" "files written by render -o ''"
 [[ -e /$PD ]] && fail "render --all -o '' wrote into /"
+# nor a name of the root, "$OUT/" with OUT unset (issue 25): refused before anything is written.
+# A recipe folder of one recipe keeps a failure here from filling / with 60 bundles.
+mkdir -p "$T/one/m"
+printf 'kind: model\nid: root-probe\nname: Root Probe\n' >"$T/one/m/model.yaml"
+sed 's/^model: .*/model: root-probe/; s/^title: .*/title: root probe w8a8 1p 9ms/' \
+	"$NPL_SRC/recipes/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-5ms.yaml" >"$T/one/m/probe.yaml"
+for o in / // /. "$T/.." "$(dirname "$T")/../" ; do
+	[[ $(realpath -m "$o") == / ]] || continue
+	expect_rc 2 "$NPL" --recipes "$T/one" render root-probe-w8a8-1p-9ms -o "$o"
+	expect_grep "$T/err" "names the root folder: give a folder of its own"
+	expect_rc 2 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$o"
+done
+(cd / && "$NPL" --recipes "$T/one" render root-probe-w8a8-1p-9ms -o . >/dev/null 2>&1) && fail "render -o . in / was not refused"
+[[ -e /root-probe-w8a8-1p-9ms || -e /qwen3-8b ]] && { rm -rf /root-probe-w8a8-1p-9ms /qwen3-8b; fail "a render or import wrote into /"; }
 
 # ---- 14: the manifest records every file with its sha256
 expect_rc 0 "$NPL" render $PD -o "$T/b"
@@ -254,4 +268,14 @@ wait $holder
 wait $pid || fail "render after the lock: $(cat "$T/lk.err")"
 expect_grep "$T/lk.err" "npulaunch: render: waiting for another npulaunch writing into '$T/lk'"
 expect_eq "$(whole "$T/lk/b")" "" "bundle rendered after the lock"
+# ... but not for a lock its own caller holds, the usual way to serialise CI jobs (issue 25):
+# it would wait for itself forever. Refused at once, naming the holder; nothing written.
+mkdir "$T/self"
+expect_rc 1 timeout 30 flock "$T/self" "$NPL" render $PD -o "$T/self/deploy"
+expect_grep "$T/err" "error: '$T/self' is locked by process "
+expect_grep "$T/err" "which runs this npulaunch (flock DIR npulaunch ... -o DIR/...?): it would wait for itself forever"
+expect_rc 1 timeout 30 flock "$T/self" sh -c '"$0" render "$1" -o "$2"' "$NPL" $PD "$T/self/deploy"
+expect_grep "$T/err" "which runs this npulaunch"
+expect_eq "$(files "$T/self")" "" "files written under a lock its caller holds"
+expect_rc 0 timeout 30 flock "$T/self.lock" "$NPL" render $PD -o "$T/self/deploy"
 finish

@@ -4,7 +4,7 @@
 # list: a header and 60 rows (22 seed + 38 upstream recipes), columns aligned
 expect_rc 0 "$NPL" list
 expect_eq "$(wc -l <"$T/out")" 61 "list lines"
-expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT QUANTIZATION" "list header"
+expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT E2E QUANTIZATION" "list header"
 # every row's MODEL column starts where the header's does
 col=$(head -1 "$T/out" | grep -bo 'MODEL' | head -1 | cut -d: -f1)
 while IFS= read -r line; do
@@ -24,7 +24,7 @@ if command -v jq >/dev/null; then
 	expect_eq "$(jq -r '.[] | select(.id == "kimi-k2.6-w4a8-1p1d-16p-in64k-out1k5-prefix90-100ms") | "\(.cards) \(.mode) \(.tpot_ms) \(.ttft_ms) \(.dataset)"' "$T/out")" \
 		"16 pd-disagg 100 3000 64k+1.5k (90% prefix cache hit rate)" "list --json row"
 	expect_eq "$(jq -r '[.[0] | keys[]] | join(",")' "$T/out")" \
-		"cards,dataset,file,hardware,id,mode,model,model_name,quantization,tier,title,tpot,tpot_ms,ttft,ttft_ms" "list --json keys"
+		"cards,dataset,e2e,e2e_ms,file,hardware,id,mode,model,model_name,quantization,throughput,tier,title,tpot,tpot_ms,ttft,ttft_ms" "list --json keys"
 else
 	fail "jq is not installed (the README's first command installs it)"
 fi

@@ -52,6 +52,11 @@ expect_rc 0 "$NPL" render $ID --target docker "${SITE[@]}" --namespace llm
 expect_grep "$T/err" "note: --namespace: render --target docker has no use for it (a Kubernetes value: the containers run on the host, with its devices and the model where it is): ignored (--strict refuses it)"
 expect_rc 2 "$NPL" render $ID --target docker "${SITE[@]}" --container-runtime containerd
 expect_grep "$T/err" "error: --container-runtime 'containerd': docker, podman or auto"
+# a path docker's -v would split (issue 25): refused, not rendered into a spec docker refuses
+expect_rc 2 "$NPL" render $ID --target docker --model-path /data/a:b --ifname eth0 -o "$T/x"
+expect_grep "$T/err" "error: render --target docker: --model-path '/data/a:b' holds ':', which a container's mount cannot carry"
+expect_rc 2 "$NPL" render kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --target docker --model-path /m --draft-model-path /d:1 --ifname eth0 -o "$T/x"
+expect_grep "$T/err" "error: render --target docker: --draft-model-path '/d:1' holds ':'"
 [[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
 # the docker target's hosts know their addresses: they may be given
 expect_rc 0 "$NPL" render $ID --target docker "${SITE[@]}" --prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 \

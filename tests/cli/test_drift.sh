@@ -16,6 +16,8 @@ expect_grep "$T/out" "= Qwen3-8B W8A8 1P IN3K5 OUT1K5 5ms -> qwen3-8b-w8a8-1p-in
 expect_grep "$T/out" "= Kimi-K2.6 W4A8 8P IN3K5 OUT1K5 20ms -> kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms (by id)"
 expect_grep "$T/out" "= DeepSeek-R1 W8A8 2P1D 32P IN3K5 OUT1K5 20ms -> deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-20ms (by id)"
 expect_grep "$T/out" "= GLM-5.2 W4A8 3P1D 32P IN16K OUT1K 50ms -> glm-5.2-w4a8-3p1d-32p-in16k-out1k-50ms (by id)"
+# the page's "TPOT: 10000ms" is the recipe's end-to-end target, read alike by import and drift
+expect_grep "$T/out" "= Qwen3-30B-A3B BF16 1P IN1K OUT100 -> qwen3-30b-a3b-bf16-1p-in1k-out100 (by id)"
 expect_eq "$(grep -c '^= ' "$T/out")" 60 "60 sections in sync"
 expect_eq "$(tail -n 1 "$T/out")" "in sync" "the verdict"
 

@@ -82,6 +82,14 @@ expect_rc 0 "$NPL" --recipes "$T/new" render acme-9b-w8a8-1p-in3k5-out1k5-5ms -o
 	--draft-model-path /d --ifname eth0
 expect_grep "$T/bundle/pd-mixed.sh" "mem-fraction-static"
 
+# ---- a "TPOT" no output token takes (Qwen3-30B-A3B BF16, 10000ms): the end-to-end target ----
+expect_rc 0 "$NPL" import "$P/upstream-2026/qwen3_30b_a3b.mdx" -o "$T/e2e"
+expect_grep "$T/err" "qwen3_30b_a3b.mdx:45:11: warning: e2e: the page gives TPOT 10000ms, a time no output token takes"
+f=$T/e2e/qwen3-30b-a3b/qwen3-30b-a3b-bf16-1p-in1k-out100.yaml
+expect_grep "$f" 'e2e: "10000ms"'
+expect_nogrep "$f" "tpot:"
+expect_grep "$T/e2e/qwen3-30b-a3b/qwen3-30b-a3b-w8a8-1p-in3k5-out1k5-10ms.yaml" 'tpot: "10ms"'
+
 # ---- a page with the addresses of its authors' cluster instead of placeholders ----
 sed -e 's/<your prefill ip1>/10.2.0.1/g; s/<your prefill ip2>/10.2.0.2/g; s/<your prefill ip>/10.2.0.1/g' \
 	-e 's/<your decode ip1>/10.2.0.3/g; s/<your decode ip2>/10.2.0.4/g; s/<your decode ip>/10.2.0.3/g' \

@@ -148,6 +148,13 @@ expect_grep "$T/err" "error: --namespace 'LLM' is not a namespace name"
 expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" --name-prefix a-prefix-of-forty-one-characters-is-longr
 expect_grep "$T/err" "error: --name-prefix 'a-prefix-of-forty-one-characters-is-longr' is not a name prefix (1 to 40"
 expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}" --name-prefix a-prefix-of-forty-characters-is-the-most
+# a mounted path the API server refuses in a mountPath (issue 25); under a claim, only its mount
+for t in k8s rbg; do
+	expect_rc 2 "$NPL" render $ID --target $t --model-path /data/a:b --ifname eth0 -o "$T/x"
+	expect_grep "$T/err" "error: render --target $t: --model-path '/data/a:b' holds ':', which a container's mount cannot carry"
+done
+[[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
+expect_rc 0 "$NPL" render $ID --target k8s --model-path /models/a:b --model-volume pvc:m --model-mount /models --ifname eth0
 expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" --model-volume pvc:models --model-path /data/m
 expect_grep "$T/err" "error: render --target k8s: --model-path '/data/m' is not in the claim's mount /models (--model-mount)"
 expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}" --model-volume pvc:models

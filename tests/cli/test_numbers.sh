@@ -251,7 +251,7 @@ done
 expect_rc 0 "$NPL" render $K20 -o "$T/bundle"
 jq 'del(.recipe.tpot_ms)' "$T/bundle/manifest.json" >"$T/m.json" && mv "$T/m.json" "$T/bundle/manifest.json"
 expect_rc 2 "$NPL" verify "$B/pass.jsonl" "$T/bundle"
-expect_grep "$T/err" "the plan's recipe has no valid latency target (tpot_ms, ttft_ms)"
+expect_grep "$T/err" "the plan's recipe has no valid target 'tpot' (tpot_ms: a positive number)"
 # ---- status: a deployment with nothing to probe is not "all up" -----------------------------
 printf '{"format": "npulaunch-plan/1", "recipe": {"id": "x"}, "roles": []}\n' >"$T/none.json"
 expect_rc 2 "$NPL" status "$T/none.json"

@@ -83,17 +83,18 @@ expect_grep "$T/out" "ok    interface    lo is up and carries 127.0.0.1"
 expect_grep "$T/out" "ok    ports        free: 8000 (--port), 8998 (--disaggregation-bootstrap-port), 24670 (ASCEND_MF_STORE_URL), 24699 (SGLANG_ZBAL_BOOTSTRAP_URL)"
 expect_grep "$T/out" "ok    model        $R/models/kimi: config.json and the 2 shards model.safetensors.index.json names"
 expect_grep "$T/out" "skip  draft-model  the prefill uses no draft model"
+expect_grep "$T/out" "skip  sglang       the recipe states no SGLang version floor"
 expect_grep "$T/out" "ok    memory       $R/dev/shm:"
 expect_grep "$T/out" "host memory: 1.8 TiB available of 2.0 TiB"
 # the fake host is not tuned yet: what apply will change is a warning
 expect_grep "$T/out" "warn  host-tuning  5 of 5 settings differ: cpu0 governor schedutil -> performance"
-expect_grep "$T/out" "preflight: 0 failed, 1 warned, 10 ok, 1 skipped"
+expect_grep "$T/out" "preflight: 0 failed, 1 warned, 10 ok, 2 skipped"
 expect_rc 0 "$NPL" preflight $ID --role prefill "${SITE[@]}" --json
 if ((have_jq)); then
 	expect_eq "$(jq -r '"\(.format) \(.recipe) \(.role) \(.node) \(.address) \(.failed) \(.warned) \(.checks | length)"' "$T/out")" \
-		"npulaunch-preflight/1 $ID prefill 0 127.0.0.1 0 1 12" "the JSON's summary"
+		"npulaunch-preflight/1 $ID prefill 0 127.0.0.1 0 1 13" "the JSON's summary"
 	expect_eq "$(jq -r '[.checks[].name] | join(" ")' "$T/out")" \
-		"driver toolkit env-files npus npu-network node interface ports model draft-model memory host-tuning" "the JSON's checks"
+		"driver toolkit sglang env-files npus npu-network node interface ports model draft-model memory host-tuning" "the JSON's checks"
 	expect_eq "$(jq -r '.checks[] | select(.name == "host-tuning") | .fix' "$T/out")" \
 		"apply tunes them (journaled; npulaunch tune --revert puts them back)" "a check's fix"
 	expect_eq "$(jq -r '.checks[] | select(.name == "npus") | .fix' "$T/out")" "null" "no fix when ok"

@@ -1506,21 +1506,50 @@ static void note_wait(const char *dir)
 	}
 }
 
-/* A commit waits while another holds the lock of its folder's parent. */
+/* A process holding the lock of path until its pipe closes: fork, flock, say so, wait. */
+static pid_t hold_lock(const char *path, int *release)
+{
+	int p[2], q[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(q), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY | O_DIRECTORY);
+
+		close(p[1]);
+		close(q[0]);
+		if (fd < 0 || flock(fd, LOCK_EX) || write(q[1], "h", 1) != 1)
+			_exit(1);
+		while (read(p[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	close(q[1]);
+	assert_int_equal(read(q[0], &c, 1), 1);
+	close(q[0]);
+	*release = p[1];
+	return pid;
+}
+
+/* A commit waits while another (not one it runs under) holds the lock of its folder's parent. */
 static void test_lock_waits(void **state)
 {
 	struct fx *f = *state;
-	int fd, status, i;
-	pid_t pid;
+	int release, status, i;
+	pid_t pid, holder;
 	char note[2048], *text = NULL;
 	size_t len;
 
 	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
 	snprintf(note, sizeof(note), "%s", at(f, "waited"));
 	waited_for = note;
-	fd = open(at(f, "out"), O_RDONLY | O_DIRECTORY);
-	assert_true(fd >= 0);
-	assert_int_equal(flock(fd, LOCK_EX), 0);
+	holder = hold_lock(at(f, "out"), &release);
 	fflush(NULL);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -1528,7 +1557,7 @@ static void test_lock_waits(void **state)
 		struct npl_outset s = {0};
 		struct npl_diag d = NPL_DIAG_INIT;
 
-		close(fd); /* the lock belongs to the open file, which the child shares */
+		close(release);
 		bundle(&s, at(f, "out/B"), "one", "a.sh");
 		s.waiting = note_wait;
 		_exit(npl_out_commit(&s, &d) ? 1 : 0);
@@ -1542,10 +1571,42 @@ static void test_lock_waits(void **state)
 	assert_absent(at(f, "out/B"));
 	assert_string_equal(text, at(f, "out"));
 	free(text);
-	close(fd);
+	close(release);
+	assert_int_equal(waitpid(holder, &status, 0), holder);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_string_equal(whole(at(f, "out/B"), ""), "one");
+}
+
+/* A lock held by a process the commit runs under is never released while it waits
+ * (`flock DIR npulaunch render -o DIR/deploy`): refused at once, naming the holder, nothing
+ * written. */
+static void test_lock_held_by_caller(void **state)
+{
+	struct fx *f = *state;
+	int fd, status;
+	pid_t pid;
+
+	assert_int_equal(mkdir(at(f, "out"), 0755), 0);
+	fd = open(at(f, "out"), O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct npl_outset s = {0};
+		struct npl_diag d = NPL_DIAG_INIT;
+
+		close(fd);
+		alarm(20); /* a regression waits forever: the test fails instead */
+		bundle(&s, at(f, "out/B"), "one", "a.sh");
+		_exit(npl_out_commit(&s, &d) ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	assert_absent(at(f, "out/B"));
+	close(fd);
 }
 
 int main(void)
@@ -1589,6 +1650,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,6 +58,7 @@ static void build(const struct row *r, struct npl_query *q)
 	assert_non_null(q->model);
 	q->tpot_us = r->tpot ? npl_parse_duration_us(r->tpot) : -1;
 	q->ttft_us = r->ttft ? npl_parse_duration_us(r->ttft) : -1;
+	q->e2e_us = -1;
 	q->prefix = r->prefix ? r->prefix : -1;
 	q->cards = r->cards ? r->cards : -1;
 	q->mode = !r->mode ? NPL_MODE_NONE : !strcmp(r->mode, "pd-mixed") ? NPL_MODE_PD_MIXED

@@ -1305,6 +1305,31 @@ static void test_diag_flush(void **state)
 	npl_diag_release(&d);
 }
 
+/* The SGLang version against a recipe's floor, as pip orders them. */
+static void test_version_cmp(void **state)
+{
+	(void)state;
+	assert_int_equal(npl_version_cmp("0.5.16", "0.5.16"), 0);
+	assert_int_equal(npl_version_cmp("0.5.15", "0.5.16"), -1);
+	assert_int_equal(npl_version_cmp("0.5.6", "0.5.16"), -1);   /* numbers, not text */
+	assert_int_equal(npl_version_cmp("0.5.17", "0.5.16"), 1);
+	assert_int_equal(npl_version_cmp("0.6", "0.5.16"), 1);
+	assert_int_equal(npl_version_cmp("0.5", "0.5.0"), 0);
+	assert_int_equal(npl_version_cmp("v0.5.16", "0.5.16"), 0);
+	assert_int_equal(npl_version_cmp("0.5.16.post1", "0.5.16"), 0);
+	assert_int_equal(npl_version_cmp("0.5.16+npu", "0.5.16"), 0);
+	assert_int_equal(npl_version_cmp("0.5.16rc1", "0.5.16"), -1);   /* a pre-release is below */
+	assert_int_equal(npl_version_cmp("0.5.16.dev3", "0.5.16"), -1);
+	assert_int_equal(npl_version_cmp("0.5.17rc1", "0.5.16"), 1);
+	assert_int_equal(npl_version_cmp("unknown", "0.5.16"), -2);
+	assert_int_equal(npl_version_cmp("", "0.5.16"), -2);
+	assert_int_equal(npl_version_cmp("0.5.16", ""), -2);
+	/* the start of an image tag */
+	assert_int_equal(npl_version_cmp("v0.5.6-cann8.3.rc1-a3", "0.5.16"), -1);
+	assert_int_equal(npl_version_cmp("v0.5.16-cann8.5.0-910b", "0.5.16"), 0);
+	assert_int_equal(npl_version_cmp("main-cann8.5.0-a3", "0.5.16"), -2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1340,6 +1365,7 @@ int main(void)
 		cmocka_unit_test(test_diag_many_sources),
 		cmocka_unit_test(test_diag_caret),
 		cmocka_unit_test(test_diag_flush),
+		cmocka_unit_test(test_version_cmp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
