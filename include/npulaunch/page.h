@@ -5,7 +5,9 @@
  *     lines between "모델 배포" and "벤치마크");
  *   - SGLang's MDX pages, older and 2026 layouts ("### TITLE", "**Key**: value" metadata,
  *     "#### Model Deployment" and "#### Benchmark" with fenced shell blocks, "bash Command" or
- *     "shell Command");
+ *     "shell Command"); a page is MDX when it opens with front matter or has a fenced block
+ *     (SGLang's older combined page starts with prose), so its sections are found and what
+ *     they lack is said at their headings;
  *   - the same MDX with parts but no titled section (one untitled section; MiMo-V2.5-Pro), the
  *     blocks labelled by their "####" headings.
  * It parses; it never executes. Every section, field and block keeps its page:line:col; what it

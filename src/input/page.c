@@ -485,6 +485,22 @@ static void read_mdx(struct reader *r)
 	}
 }
 
+/* Whether a line opens a fenced block: an MDX page with no front matter (SGLang's older combined
+ * "Best Practice on Ascend NPU.mdx" starts with prose) is still MDX; the seed pages have none. */
+static int has_fence(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (end - p >= 3 && !memcmp(p, "```", 3))
+			return 1;
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
 /* ---- the seed pages' text form -------------------------------------------- */
 
 /* "키: value" with a key of ours; 1 when it was one */
@@ -613,7 +629,7 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 				 (unsigned char)text[bad]);
 	}
 	npl_diag_source(d, file, text);
-	p->form = len >= 3 && !memcmp(text, "---", 3) ? NPL_PAGE_MDX : NPL_PAGE_TEXT;
+	p->form = (len >= 3 && !memcmp(text, "---", 3)) || has_fence(text, len) ? NPL_PAGE_MDX : NPL_PAGE_TEXT;
 	if (p->form == NPL_PAGE_MDX)
 		read_mdx(&r);
 	else

@@ -419,50 +419,137 @@ static int placeholder(struct ev *e, const char *p, size_t n)
 	return err(e->s, e->l, e->w, "placeholder <%s> is not one npulaunch knows", name);
 }
 
-/* $((A + B - C)): integers and variables holding integers */
+/* The arithmetic of $((...)) and of an array's index, as the pages use it (${P_IP[$(( $i / 2 * 2 ))]},
+ * $((8998 + $i / 2)), $(( $i % 2 ))): integers and variables holding integers, + - * / % with
+ * bash's precedence, signs and parentheses. Values stay within +-2^31, so no step overflows. */
+struct ar {
+	struct ev *e;
+	const char *p, *q, *end; /* the whole text (for messages), where the reader is, its end */
+	int depth;               /* signs and parentheses open: bounded, so no page exhausts the stack */
+};
+
+#define AR_MAX 2147483648LL
+
+static int ar_binary(struct ar *a, int level, long long *out);
+static int ar_nested(struct ar *a, long long *out);
+
+static int ar_fail(struct ar *a, const char *why)
+{
+	const char *text = npl_arena_strndup(a->e->s->a, a->p, (size_t)(a->end - a->p));
+
+	return err(a->e->s, a->e->l, a->e->w, "cannot read the arithmetic %s",
+		   npl_arena_printf(a->e->s->a, "'%s'%s", text, why));
+}
+
+static int ar_at(struct ar *a, const char *ops)
+{
+	while (a->q < a->end && *a->q == ' ')
+		a->q++;
+	return a->q < a->end && strchr(ops, *a->q) != NULL;
+}
+
+/* $NAME or NAME, holding an integer */
+static int ar_variable(struct ar *a, long long *out)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	struct ev sub = {a->e->s, a->e->l, a->e->w, &b};
+	const char *r;
+	char *stop;
+	int rc;
+
+	if (*a->q == '$')
+		a->q++;
+	for (r = a->q; r < a->end && (isalnum((unsigned char)*r) || *r == '_'); r++)
+		;
+	if (r == a->q)
+		return ar_fail(a, "");
+	rc = value_of(&sub, a->q, (size_t)(r - a->q), NULL, 0);
+	*out = rc ? 0 : strtoll(npl_buf_str(&b), &stop, 10);
+	if (!rc && (!b.len || *stop))
+		rc = err(a->e->s, a->e->l, a->e->w, "arithmetic on '%s', which is not a number", npl_buf_str(&b));
+	npl_buf_release(&b);
+	a->q = r;
+	return rc ? -1 : 0;
+}
+
+/* a number, a variable, a sign before one, or a sum in parentheses */
+static int ar_atom(struct ar *a, long long *out)
+{
+	char *stop;
+	int rc;
+
+	if (a->depth >= 32)
+		return ar_fail(a, ": nested too deep");
+	if (ar_at(a, "+-") || ar_at(a, "(")) {
+		a->depth++;
+		rc = ar_nested(a, out);
+		a->depth--;
+		return rc;
+	}
+	if (a->q >= a->end)
+		return ar_fail(a, "");
+	if (!isdigit((unsigned char)*a->q))
+		return ar_variable(a, out);
+	*out = strtoll(a->q, &stop, 10);
+	a->q = stop < a->end ? stop : a->end;
+	return 0;
+}
+
+/* a sign before an atom, or a sum in parentheses */
+static int ar_nested(struct ar *a, long long *out)
+{
+	if (ar_at(a, "+-")) {
+		int neg = *a->q++ == '-';
+
+		if (ar_atom(a, out))
+			return -1;
+		*out = neg ? -*out : *out;
+		return 0;
+	}
+	if (ar_at(a, "(")) {
+		a->q++;
+		if (ar_binary(a, 0, out))
+			return -1;
+		if (!ar_at(a, ")"))
+			return ar_fail(a, "");
+		a->q++;
+		return 0;
+	}
+	return ar_fail(a, "");
+}
+
+/* The operators of a level, left to right: + - (0) over * / % (1) over atoms. */
+static int ar_binary(struct ar *a, int level, long long *out)
+{
+	static const char *const ops[] = {"+-", "*/%"};
+	long long v;
+
+	if (level ? ar_atom(a, out) : ar_binary(a, 1, out))
+		return -1;
+	while (ar_at(a, ops[level])) {
+		char op = *a->q++;
+
+		if (level ? ar_atom(a, &v) : ar_binary(a, 1, &v))
+			return -1;
+		if (*out <= -AR_MAX || *out >= AR_MAX || v <= -AR_MAX || v >= AR_MAX)
+			return ar_fail(a, ": a number too large");
+		if ((op == '/' || op == '%') && !v)
+			return ar_fail(a, ": a division by zero");
+		*out = op == '+' ? *out + v : op == '-' ? *out - v : op == '*' ? *out * v : op == '/' ? *out / v : *out % v;
+	}
+	return 0;
+}
+
 static int arith(struct ev *e, const char *p, size_t n)
 {
-	const char *q = p, *end = p + n;
-	long total = 0;
-	int sign = 1;
+	struct ar a = {e, p, p, p + n, 0};
+	long long v;
 
-	while (q < end) {
-		long v;
-
-		if (*q == ' ') {
-			q++;
-		} else if (*q == '+' || *q == '-') {
-			sign = *q++ == '+' ? 1 : -1;
-		} else if (isdigit((unsigned char)*q)) {
-			v = strtol(q, (char **)&q, 10);
-			total += sign * v;
-		} else {
-			struct npl_buf b = NPL_BUF_INIT;
-			struct ev sub = {e->s, e->l, e->w, &b};
-			const char *r;
-			char *stop;
-			int rc;
-
-			if (*q == '$')
-				q++;
-			for (r = q; r < end && (isalnum((unsigned char)*r) || *r == '_'); r++)
-				;
-			if (r == q) {
-				err(e->s, e->l, e->w, "cannot read the arithmetic '%s'", npl_arena_strndup(e->s->a, p, n));
-				return -1;
-			}
-			rc = value_of(&sub, q, (size_t)(r - q), NULL, 0);
-			v = rc ? 0 : strtol(npl_buf_str(&b), &stop, 10);
-			if (!rc && (!b.len || *stop))
-				rc = err(e->s, e->l, e->w, "arithmetic on '%s', which is not a number", npl_buf_str(&b));
-			npl_buf_release(&b);
-			if (rc)
-				return -1;
-			total += sign * v;
-			q = r;
-		}
-	}
-	npl_buf_printf(e->out, "%ld", total);
+	if (ar_binary(&a, 0, &v))
+		return -1;
+	if (ar_at(&a, "") || a.q < a.end)
+		return ar_fail(&a, "");
+	npl_buf_printf(e->out, "%lld", v);
 	return 0;
 }
 
@@ -480,13 +567,11 @@ static int value_of(struct ev *e, const char *name, size_t n, const char *index,
 		long i;
 		int rc;
 
-		/* ${ARR[$i]} and ${ARR[i]} both index by i */
-		if (*index == '$')
-			rc = value_of(&sub, index + 1, ni - 1, NULL, 0);
-		else if (isdigit((unsigned char)*index))
-			rc = (npl_buf_add(&b, index, ni), 0);
+		/* an index is arithmetic, as bash reads it: ${ARR[$i]}, ${ARR[i]}, ${ARR[$(( $i / 2 * 2 ))]} */
+		if (ni > 5 && !strncmp(index, "$((", 3) && !strncmp(index + ni - 2, "))", 2))
+			rc = arith(&sub, index + 3, ni - 5);
 		else
-			rc = value_of(&sub, index, ni, NULL, 0);
+			rc = arith(&sub, index, ni);
 		i = rc ? -1 : strtol(npl_buf_str(&b), &stop, 10);
 		npl_buf_release(&b);
 		if (rc)

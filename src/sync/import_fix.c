@@ -189,6 +189,65 @@ static int is_address(const struct imp *m, const char *v)
 	return 0;
 }
 
+/* Whether word is a host the words of list (space-separated URLs) name. */
+static int names_host(const char *list, const char *word, size_t n, struct npl_arena *a)
+{
+	char *copy = npl_arena_strdup(a, list), *save = NULL, *w;
+
+	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (strlen(w) > n && !strncmp(w, word, n) && w[n] == ':')
+			return 1;
+	return 0;
+}
+
+/* Whether host (n bytes) is one of the page's nodes of role ("prefill" or "decode"). */
+static int role_node(const struct imp *m, const char *role, const char *host, size_t n)
+{
+	int k = !strcmp(role, "prefill") ? NPL_SITE_PREFILL_IP : NPL_SITE_DECODE_IP, i;
+
+	for (i = 0; i < m->run.site.key[k].n; i++)
+		if (strlen(m->run.site.key[k].v[i]) == n && !strncmp(m->run.site.key[k].v[i], host, n))
+			return 1;
+	return 0;
+}
+
+/* The router's --prefill or --decode where the page sends an instance to a node of its role that
+ * serves nothing there (GLM-5.1's 2P1D names "<your prefill ip2>:8000 8999", rank 1 of the first
+ * instance, for the second, which listens at ip3): the page evidently means the instance, so the
+ * recipe's router goes to each instance's first node, with a deviation. Only hosts may differ,
+ * and each the page names is a node of the flag's role that no server of it listens on. */
+static int router_instances(struct imp *m, const struct npl_diff *x)
+{
+	char *pg, *pl, *sp = NULL, *sl = NULL, *a, *b;
+	int moved = 0;
+
+	if (strcmp(x->role, "router") || (strcmp(x->name, "prefill") && strcmp(x->name, "decode")) || !x->page ||
+	    !x->plan)
+		return 0;
+	pg = npl_arena_strdup(m->a, x->page);
+	pl = npl_arena_strdup(m->a, x->plan);
+	for (a = strtok_r(pg, " ", &sp), b = strtok_r(pl, " ", &sl); a && b;
+	     a = strtok_r(NULL, " ", &sp), b = strtok_r(NULL, " ", &sl)) {
+		const char *pa = strncmp(a, "http://", 7) ? NULL : strchr(a + 7, ':');
+		const char *pb = strncmp(b, "http://", 7) ? NULL : strchr(b + 7, ':');
+
+		if (!strcmp(a, b))
+			continue;
+		if (!pa || !pb || strcmp(pa, pb) || !role_node(m, x->name, a + 7, (size_t)(pa - a - 7)) ||
+		    names_host(x->plan, a, (size_t)(pa - a), m->a))
+			return 0;
+		moved = 1;
+	}
+	if (a || b || !moved)
+		return 0;
+	npl_imp_deviation(m, &x->loc, npl_arena_printf(m->a, "router-%s", x->name),
+			  npl_arena_printf(m->a, "the page's router gives --%s %s, naming a node where no %s server "
+					   "listens; the recipe's router goes to each instance's first node (%s)",
+					   x->name, npl_page_run_show(&m->run, x->page, m->a), x->name,
+					   npl_page_run_show(&m->run, x->plan, m->a)));
+	return 2;
+}
+
 static int fix_flag(struct imp *m, const struct npl_diff *x)
 {
 	int srv = server(x->role);
@@ -209,6 +268,8 @@ static int fix_flag(struct imp *m, const struct npl_diff *x)
 						   x->page ? x->page : "(none)", x->plan));
 		return 2;
 	}
+	if (router_instances(m, x))
+		return 2;
 	if (srv ? in(server_reserved, x->name) : in(!strcmp(x->role, "router") ? router_reserved : bench_reserved, x->name))
 		return 0;
 	if (srv && !strcmp(x->name, "host") && x->page && is_address(m, x->page))
@@ -229,20 +290,51 @@ static const char *inherited(const char *name)
 	return NULL;
 }
 
+/* A part of a variable's value: {site: KEY} when it is the model or draft model path the page's
+ * servers are given (PYTHONPATH=${DRAFT_MODEL_PATH}:$PYTHONPATH means the draft model the site
+ * names, not the page's placeholder path), else the text. */
+static cJSON *env_part(struct imp *m, const char *v)
+{
+	static const enum npl_site_key paths[] = {NPL_SITE_MODEL_PATH, NPL_SITE_DRAFT_MODEL_PATH};
+	size_t k;
+
+	for (k = 0; k < NPL_ARRAY_SIZE(paths); k++)
+		if (m->run.site.key[paths[k]].n && !strcmp(v, m->run.site.key[paths[k]].v[0])) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "site", npl_site_key_name(paths[k]));
+			return o;
+		}
+	return NULL;
+}
+
 static cJSON *env_value(struct imp *m, const char *name, const char *v)
 {
 	const char *inh = inherited(name);
 	size_t lv = strlen(v), li = inh ? strlen(inh) : 0;
-	cJSON *o;
+	cJSON *o, *site;
 
 	if (inh && lv > li + 1 && !strcmp(v + lv - li, inh) && v[lv - li - 1] == ':') {
+		const char *own = npl_arena_strndup(m->a, v, lv - li - 1);
+
 		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "prepend", npl_arena_strndup(m->a, v, lv - li - 1));
+		if ((site = env_part(m, own)))
+			cJSON_AddItemToObject(o, "prepend", site);
+		else
+			cJSON_AddStringToObject(o, "prepend", own);
 		return o;
 	}
 	if (inh && lv > li + 1 && !strncmp(v, inh, li) && v[li] == ':') {
 		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "append", v + li + 1);
+		if ((site = env_part(m, v + li + 1)))
+			cJSON_AddItemToObject(o, "append", site);
+		else
+			cJSON_AddStringToObject(o, "append", v + li + 1);
+		return o;
+	}
+	if ((site = env_part(m, v))) {
+		o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "value", site);
 		return o;
 	}
 	return npl_imp_scalar(v);
@@ -347,6 +439,8 @@ static int accepted(const struct imp *m, const struct npl_diff *x)
 		key = npl_arena_printf(m->a, "bench-%s", x->name);
 	else if (server(x->role) && !strcmp(x->name, "dist-init-addr") && !x->page)
 		key = "rendezvous";
+	else if (!strcmp(x->role, "router") && (!strcmp(x->name, "prefill") || !strcmp(x->name, "decode")))
+		key = npl_arena_printf(m->a, "router-%s", x->name);
 	return key && cJSON_GetObjectItemCaseSensitive(dev, key) != NULL;
 }
 

@@ -182,6 +182,22 @@ static void test_errors(void **state)
 	expect_error(FRONT "### T\n\n**Model**: X\n\n#### Benchmark\n\n```bash Command\nx\n```\n",
 		     "p.mdx:6:5: error: section 'T' has no deployment shell");
 	expect_error(FRONT "### Only prose\n\nText.\n", "p.mdx:1:1: error: no recipe section in this page");
+	/* SGLang's older combined page has no front matter and writes its metadata "Model: X": its
+	   fenced blocks make it MDX, so its sections are found (and a stage that needs the metadata
+	   says so at the heading) rather than "no recipe section" at its first line */
+	{
+		struct read r;
+
+		rd(&r, "p.mdx", "Prose first.\n\n## DeepSeek Series Models\n\n### T 8 Cards Mixed Mode\n\nModel: Deepseek R1\n\n"
+				"#### Model Deployment\n\n```shell Command\nx\n```\n");
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.p.form, NPL_PAGE_MDX);
+		assert_int_equal(r.p.n, 1);
+		assert_string_equal(r.p.v[0].title, "T 8 Cards Mixed Mode");
+		assert_int_equal(r.p.v[0].loc.line, 5);
+		assert_null(r.p.v[0].field[NPL_PAGE_MODEL].value);
+		done(&r);
+	}
 	expect_error("---\ntitle: x\n", "p.mdx:1:1: error: the front matter opened here is never closed");
 	expect_error("T\n\n최적 구성 (Optimal Configuration)\n\nT 8P\n\n모델: T\n\n모델 배포 (Model Deployment)\n\nx\n\n"
 		     "벤치마크 (Benchmark)\n\npython -m sglang.bench_serving \\\n",

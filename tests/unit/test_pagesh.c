@@ -105,6 +105,48 @@ static void test_node_loop(void **state)
 	npl_arena_release(&a);
 }
 
+/* Two prefill instances over two nodes each, as GLM-5.1's 2P1D page writes them: the index of
+ * an array and $((...)) are arithmetic with bash's precedence (found on that page, which the
+ * reader first refused: "$(( $i / 2 * 2 )) is used but never set"). */
+static void test_arithmetic(void **state)
+{
+	static const char text[] =
+		"P_IP=('<your prefill ip1>' '<your prefill ip2>' '<your prefill ip3>' '<your prefill ip4>')\n"
+		"LOCAL_HOST1=`hostname -I|awk -F \" \" '{print$1}'`\n"
+		"for i in \"${!P_IP[@]}\";\ndo\n"
+		"    if [[ \"$LOCAL_HOST1\" == \"${P_IP[$i]}\" ]];\n    then\n"
+		"        export A=$((1 + 2 * 3)) B=$(( (1 + 2) * 3 )) C=$((-7 / 2)) D=$((7 % 3 - -1)) E=${P_IP[3 - i]}\n"
+		"        python3 -m sglang.launch_server --dist-init-addr ${P_IP[$(( $i / 2 * 2 ))]}:5000 \\\n"
+		"        --disaggregation-bootstrap-port $((8998 + $i / 2)) --node-rank $(( $i % 2 ))\n"
+		"        break\n    fi\ndone\n";
+	static const char *const want[][2] = {
+		{"127.0.10.1", "127.0.10.1:5000 8998 0"}, {"127.0.10.2", "127.0.10.1:5000 8998 1"},
+		{"127.0.10.3", "127.0.10.3:5000 8999 0"}, {"127.0.10.4", "127.0.10.3:5000 8999 1"}};
+	static const char *const env[] = {"A=7", "B=9", "C=-3", "D=2", "E=127.0.10.1"};
+	struct npl_arena a;
+	struct npl_buf msgs = NPL_BUF_INIT;
+	struct npl_pagesh_result r;
+	size_t k;
+	int i;
+
+	(void)state;
+	npl_arena_init(&a);
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		char got[128];
+
+		assert_int_equal(run(text, want[k][0], &r, &a, &msgs), 0);
+		assert_int_equal(r.n, 1);
+		assert_int_equal(r.v[0].argc, 6);
+		snprintf(got, sizeof(got), "%s %s %s", r.v[0].argv[1], r.v[0].argv[3], r.v[0].argv[5]);
+		assert_string_equal(got, want[k][1]);
+	}
+	assert_int_equal(r.v[0].nenv, 5);
+	for (i = 0; i < 5; i++)
+		assert_string_equal(r.v[0].env[i], env[i]);
+	npl_buf_release(&msgs);
+	npl_arena_release(&a);
+}
+
 /* The line fails with msg. */
 static void expect_error(const char *text, const char *msg)
 {
@@ -144,6 +186,13 @@ static void test_errors(void **state)
 		     "p.mdx:1:8: error: cannot read this pipe (only 'echo GOVERNOR | tee .../scaling_governor')");
 	expect_error("A=(x)\nB=${A[3]}\n", "p.mdx:2:1: error: ${A[...]} indexes past the end of the array");
 	expect_error("X=a\nY=$((X + 1))\n", "p.mdx:2:1: error: arithmetic on 'a', which is not a number");
+	expect_error("X=$((1 / 0))\n", "p.mdx:1:1: error: cannot read the arithmetic '1 / 0': a division by zero");
+	expect_error("X=$((2 ** 3))\n", "p.mdx:1:1: error: cannot read the arithmetic '2 ** 3'");
+	expect_error("X=$((1 +))\n", "p.mdx:1:1: error: cannot read the arithmetic '1 +'");
+	expect_error("X=$((----------------------------------1))\n",
+		     "p.mdx:1:1: error: cannot read the arithmetic '----------------------------------1': nested too deep");
+	expect_error("X=$((99999999999 * 99999999999))\n",
+		     "p.mdx:1:1: error: cannot read the arithmetic '99999999999 * 99999999999': a number too large");
 	expect_error("sysctl vm.swappiness=0\n", "p.mdx:1:1: error: cannot read this sysctl (only 'sysctl -w NAME=VALUE')");
 	expect_error("python3 sglang/launch.py\n", "p.mdx:1:1: error: a python that does not run a module (python -m MODULE)");
 }
@@ -587,6 +636,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_loop),
+		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_upstream_goldens),
 		cmocka_unit_test(test_seed_goldens),
