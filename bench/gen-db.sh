@@ -25,8 +25,11 @@ awk -v n="$n" -v dir="$dir" -v src="$src" '
 			sub(/\.yaml$/, "", rel)
 			out = sprintf("%s/%s-g%05d.yaml", dir, rel, i)
 			t = text[f]
-			sub(/\ntpot: [0-9]+ms/, sprintf("\ntpot: %dms", 10 + i % 190), t)
-			sub(/\ntitle: [^\n]*/, sprintf("& G%05d", i), t)   # the id comes from the title
+			sub(/\ntpot: "?[0-9.]+ms"?/, sprintf("\ntpot: %dms", 10 + i % 190), t)
+			# the id comes from the title, quoted or not (imported recipes quote it)
+			if (!sub(/\ntitle: "[^"\n]*/, sprintf("& G%05d", i), t))
+				sub(/\ntitle: [^\n]*/, sprintf("& G%05d", i), t)
+			gsub(/\naliases:(\n- [^\n]*)+/, "", t)   # an old id names one recipe only
 			printf "%s", t > out
 			close(out)
 		}
