@@ -329,15 +329,20 @@ static int row_fits(const struct tier_row *w, const struct npl_page_section *s)
 
 /* Each section's tier: the row linking its anchor, else the one row alone with its metadata,
  * else, on a page whose tables are of one tier only (a seed page's rows in one line of text that
- * cannot be split into cells), that tier. */
+ * cannot be split into cells), that tier. The tier is a label, not a setting: on a page so large
+ * that comparing every section with every row would take long (a hostile one), the comparisons
+ * stop at a bound and the sections left get none. */
 static void assign_tiers(struct reader *r)
 {
+	long budget = 20000000;
 	int i, j, n;
 
 	for (i = 0; i < r->p->n; i++) {
 		struct npl_page_section *s = &r->p->v[i];
 		const char *an = s->title ? anchor_of(r->a, s->title) : NULL, *t = NULL;
 
+		if ((budget -= 2L * r->nrows) < 0)
+			break;
 		for (j = 0; an && j < r->nrows && !t; j++)
 			if (r->rows[j].anchor && !strcmp(r->rows[j].anchor, an))
 				t = r->rows[j].tier;
