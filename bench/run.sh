@@ -94,6 +94,27 @@ for n in "${sizes[@]}"; do
 	row "floorwalk$n" -- "$floor" walk "$W/db$n"
 done
 
+# every input that is a list, at n and 4n: its duplicate checks and lookups must stay linear
+# (issue 25, 7): a site file's addresses and node labels, repeated --set of one flag, distinct
+# --set flags, --env variables. Each pair is measured in this run; the ratio is what is judged.
+kn=20000 kf=2000
+((quick)) && kn=5000 kf=500
+for n in "$kn" $((4 * kn)); do
+	awk -v n="$n" 'BEGIN { print "prefill-ip:"; for (i = 1; i <= n; i++)
+		printf "  - 10.%d.%d.%d\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$W/ips$n.yaml"
+	awk -v n="$n" 'BEGIN { print "node-selector:"; for (i = 1; i <= n; i++) printf "  - k%d=v\n", i }' >"$W/labels$n.yaml"
+	row "in-ips$n" -- "$npl" validate --site "$W/ips$n.yaml" -q
+	row "in-labels$n" -- "$npl" validate --site "$W/labels$n.yaml" -q
+done
+for n in "$kf" $((4 * kf)); do
+	mapfile -t same < <(awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "--set\ncuda-graph-bs-decode=%d\n", i }')
+	mapfile -t distinct < <(awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "--set\nx%d=1\n", i }')
+	mapfile -t envs < <(awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "--env\nX_%d=1\n", i }')
+	row "in-same$n" -- "$npl" show "$kimi" "${same[@]}"
+	row "in-distinct$n" -- "$npl" show "$kimi" --allow-unknown "${distinct[@]}"
+	row "in-env$n" -- "$npl" show "$kimi" "${envs[@]}"
+done
+
 # tuning 1,024 CPUs: npulaunch tune --apply against the seed pages' shell lines
 R=$W/root
 mkdir -p "$R/proc/sys/vm" "$R/proc/sys/kernel"
@@ -169,6 +190,19 @@ for n in "${sizes[@]}"; do
 	line "render --all, $n recipes (3 runs)" "gen$n"
 	line "floor: fstatat each of the $n files (static C)" "floorwalk$n"
 done
+# inline WHAT KIND N: a row of an input size, with the ratio of 4N to N
+inline() {
+	local r
+	r=$(ratio "${med[in-$2$((4 * $3))]}" "${med[in-$2$3]}")
+	line "$1, $3" "in-$2$3"
+	printf '| %s | %s | %s | %s | %s |\n' "$1, $(($3 * 4))" "${med[in-$2$(($3 * 4))]}" \
+		"$(mb "${rss[in-$2$(($3 * 4))]}")" "${r}x the time of $3" "<= 5x (linear 4, quadratic 16): $(judge "$r" 5)"
+}
+inline "validate --site, prefill-ip addresses" ips "$kn"
+inline "validate --site, node-selector labels" labels "$kn"
+inline "show, --set of one flag repeated" same "$kf"
+inline "show, --set of distinct flags (unknown: did-you-mean each)" distinct "$kf"
+inline "show, --env of distinct variables" env "$kf"
 if ((tune_rows)); then
 	line "tune --apply, 1,024 CPUs + 3 sysctls" tune floor 1.5
 	line "the seed pages' shell lines, same fake root" shell floor

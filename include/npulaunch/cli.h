@@ -16,6 +16,7 @@
 #include "npulaunch/resolve.h"
 #include "npulaunch/select.h"
 #include "npulaunch/site.h"
+#include "npulaunch/strmap.h"
 #include "npulaunch/text.h"
 
 /* Exit codes, the same for every command (README and the man page list them). */
@@ -61,6 +62,11 @@ struct npl_cli_recipe_opts {
 	int nearest;
 	struct npl_override *ov;
 	int nov, capov;
+	struct npl_strmap setix;   /* each --set FLAG=VALUE's override by "ROLE:FLAG" (repeats add values) */
+	struct npl_cli_ov_room {   /* per override: room in its values, its text's length and room */
+		int capvalues;
+		size_t textlen, textcap;
+	} *ovroom;
 	int force;
 	int allow_unknown;           /* --allow-unknown-flag */
 	int strict;                  /* --strict: a site value the recipe or target has no use for is an error */

@@ -11,6 +11,7 @@
 
 #include "npulaunch/arena.h"
 #include "npulaunch/diag.h"
+#include "npulaunch/strmap.h"
 
 enum npl_site_key {
 	NPL_SITE_MODEL_PATH,
@@ -52,6 +53,7 @@ struct npl_site_value {
 	const char **v;   /* the value, or the addresses in rank order */
 	int n;
 	int cap;
+	struct npl_strmap seen;   /* of a list: each address, each node label's KEY= (duplicates) */
 };
 
 struct npl_site {

@@ -173,6 +173,35 @@ static int env_name_ok(const char *s)
 
 static const char *const role_prefixes[] = {"pd-mixed", "prefill", "decode", "router", "bench"};
 
+/* One more value of a repeated --set, and its text after the others': both grown by doubling,
+ * so that n repeats take time linear in n. */
+static void add_value(struct npl_arena *a, struct npl_override *p, struct npl_cli_ov_room *room, const char *value,
+		      const char *text)
+{
+	size_t tl = room->textcap ? room->textlen : strlen(p->text), add = strlen(text);
+	char *t;
+
+	if (p->nvalues >= room->capvalues) {
+		int cap = room->capvalues ? room->capvalues * 2 : 4;
+		const char **v = npl_arena_calloc(a, (size_t)cap + 1, sizeof(*v));
+
+		memcpy(v, p->values, (size_t)p->nvalues * sizeof(*v));
+		p->values = v;
+		room->capvalues = cap;
+	}
+	p->values[p->nvalues++] = value;
+	if (tl + add + 2 > room->textcap) {
+		room->textcap = (tl + add + 2) * 2;
+		t = npl_arena_alloc(a, room->textcap);
+		memcpy(t, p->text, tl + 1);
+		p->text = t;
+	}
+	t = (char *)p->text;
+	t[tl] = ' ';
+	memcpy(t + tl + 1, text, add + 1);
+	room->textlen = tl + 1 + add;
+}
+
 /* --set [ROLE:]FLAG[=VALUE], --unset [ROLE:]FLAG, --env [ROLE:]KEY=VALUE, --unset-env [ROLE:]KEY */
 static int parse_override(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int opt, const char *arg)
 {
@@ -240,27 +269,20 @@ static int parse_override(struct npl_cli *cli, struct npl_cli_recipe_opts *o, in
 	}
 	/* a repeated --set of the same flag adds a value: --set cuda-graph-bs-decode=1 --set cuda-graph-bs-decode=2 */
 	if (kind == NPL_OV_SET_FLAG && ov.nvalues) {
-		int j;
+		const char *key = npl_arena_printf(&cli->arena, "%s:%s", ov.role ? ov.role : "", ov.name);
+		int j = npl_strmap_add(&o->setix, &cli->arena, key, strlen(key), o->nov);
 
-		for (j = 0; j < o->nov; j++) {
-			struct npl_override *p = &o->ov[j];
-
-			if (p->kind == NPL_OV_SET_FLAG && p->nvalues && !strcmp(p->name, ov.name) &&
-			    ((!p->role && !ov.role) || (p->role && ov.role && !strcmp(p->role, ov.role)))) {
-				const char **v = npl_arena_calloc(&cli->arena, (size_t)p->nvalues + 1, sizeof(*v));
-
-				memcpy(v, p->values, (size_t)p->nvalues * sizeof(*v));
-				v[p->nvalues++] = ov.values[0];
-				p->values = v;
-				p->text = npl_arena_printf(&cli->arena, "%s %s", p->text, ov.text);
-				return 1;
-			}
+		if (j >= 0) {
+			add_value(&cli->arena, &o->ov[j], &o->ovroom[j], ov.values[0], ov.text);
+			return 1;
 		}
 	}
 	if (o->nov == o->capov) {
 		o->capov = o->capov ? o->capov * 2 : 8;
 		o->ov = npl_xrealloc(o->ov, (size_t)o->capov * sizeof(*o->ov));
+		o->ovroom = npl_xrealloc(o->ovroom, (size_t)o->capov * sizeof(*o->ovroom));
 	}
+	memset(&o->ovroom[o->nov], 0, sizeof(*o->ovroom));
 	o->ov[o->nov++] = ov;
 	return 1;
 }
@@ -835,6 +857,9 @@ int npl_cli_env_number(const char *cmd, const char *var, const struct npl_number
 void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o)
 {
 	free(o->ov);
+	free(o->ovroom);
 	o->ov = NULL;
+	o->ovroom = NULL;
+	memset(&o->setix, 0, sizeof(o->setix));
 	o->nov = o->capov = 0;
 }

@@ -212,6 +212,35 @@ static int slurm_value(enum npl_site_key k, const char *value, const char *what,
 	}
 }
 
+/* What the duplicate checks of a list look up: an address, a node label's KEY=. */
+static size_t seen_len(enum npl_site_key k, const char *value)
+{
+	return k == NPL_SITE_NODE_SELECTOR && strchr(value, '=') ? (size_t)(strchr(value, '=') - value) + 1
+								 : strlen(value);
+}
+
+/* Whether a list holds the len bytes at key: in time independent of its length. */
+static int seen(const struct npl_site_value *v, const char *key, size_t len)
+{
+	int i = npl_strmap_get(&v->seen, key, len);
+
+	/* a copy whose list was cut short (render --all) keeps the longer index */
+	return i >= 0 && i < v->n && !strncmp(v->v[i], key, len);
+}
+
+/* The last value of a list into its index, which is rebuilt when it is not the list's own. */
+static void seen_add(struct npl_site_value *v, enum npl_site_key k, struct npl_arena *a)
+{
+	int i;
+
+	if (v->seen.n != (size_t)v->n - 1) {
+		npl_strmap_clear(&v->seen);
+		for (i = 0; i + 1 < v->n; i++)
+			npl_strmap_add(&v->seen, a, v->v[i], seen_len(k, v->v[i]), i);
+	}
+	npl_strmap_add(&v->seen, a, v->v[v->n - 1], seen_len(k, v->v[v->n - 1]), v->n - 1);
+}
+
 int npl_site_set(struct npl_site *s, struct npl_arena *a, enum npl_site_key k, const char *value,
 		 const struct npl_loc *where, struct npl_diag *d)
 {
@@ -224,12 +253,17 @@ int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k
 	struct npl_site_value *v = &s->key[k];
 	char canon[INET6_ADDRSTRLEN], flag[64];
 	const char *store = value;
-	int i;
+	size_t bad;
 
 	if (!what) {
 		snprintf(flag, sizeof(flag), "--%s", keys[k].name);
 		what = flag;
 	}
+	/* every output carries the value (manifest.json, show --json, the YAML of k8s and rbg):
+	   JSON and YAML hold UTF-8 text only */
+	if ((bad = npl_utf8_invalid(value, strlen(value))) < strlen(value))
+		return npl_error(d, where, "%s is not UTF-8 text: the byte 0x%02x at byte %zu does not start a character (JSON and YAML carry UTF-8 only)",
+				 what, (unsigned char)value[bad], bad + 1);
 	switch (k) {
 	case NPL_SITE_SLURM_PARTITION:
 	case NPL_SITE_SLURM_ACCOUNT:
@@ -260,10 +294,9 @@ int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k
 			return npl_error(d, where, "%s '%s' is not an IPv4 or IPv6 address", what, value);
 		store = canon;
 		/* each node of a list is a machine of its own: the scripts would find the first */
-		for (i = 0; i < v->n; i++)
-			if (!strcmp(v->v[i], canon))
-				return npl_error(d, where, "%s '%s' is given twice: each node has an address of its own",
-						 what, value);
+		if (seen(v, canon, strlen(canon)))
+			return npl_error(d, where, "%s '%s' is given twice: each node has an address of its own",
+					 what, value);
 		break;
 	default:
 		if (cluster_ok(s, k, value, what, where, d))
@@ -288,6 +321,7 @@ int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k
 		v->cap = cap;
 	}
 	v->v[v->n++] = npl_arena_strdup(a, store);
+	seen_add(v, k, a);
 	return 0;
 }
 
@@ -531,7 +565,6 @@ static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value
 	case NPL_SITE_NODE_SELECTOR: {
 		const char *eq = strchr(value, '=');
 		char key[320];
-		int i;
 
 		if (!eq || (size_t)(eq - value) >= sizeof(key))
 			return npl_error(d, where, "%s '%s' is not a node label KEY=VALUE", what, value);
@@ -540,9 +573,8 @@ static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value
 		if (!qualified_name(key, 0) || !label_value(eq + 1, 1))
 			return npl_error(d, where, "%s '%s' is not a node label KEY=VALUE (a label key and a value of 63 letters, digits, '-', '_', '.' at most)",
 					 what, value);
-		for (i = 0; i < s->key[k].n; i++)
-			if (!strncmp(s->key[k].v[i], value, (size_t)(eq - value) + 1))
-				return npl_error(d, where, "%s: the label '%s' is given twice", what, key);
+		if (seen(&s->key[k], value, (size_t)(eq - value) + 1))
+			return npl_error(d, where, "%s: the label '%s' is given twice", what, key);
 		return 0;
 	}
 	case NPL_SITE_SCHEDULER:

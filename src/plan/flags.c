@@ -24,16 +24,58 @@ void npl_rs_put_flag(struct ctx *c, struct launch *l, const char *name, struct o
 	PUSH(c->a, l->flags, f);
 }
 
+/* The first of the n names (each at base + i * size) that is name, through the index ix of the
+ * first *done of them (brought up to n); -1 when none is. A stale index (the entries sorted,
+ * or a copy's) is replaced by a new one, never cleared in place. */
+static int find_name(struct ctx *c, struct npl_strmap *ix, int *done, const char *const *base, size_t size, int n,
+		     const char *name)
+{
+	int i, again;
+
+#define NAME_AT(k) (*(const char *const *)(const void *)((const char *)base + (size_t)(k) * size))
+	for (again = 0; again < 2; again++) {
+		if (*done > n || again) {
+			*ix = (struct npl_strmap)NPL_STRMAP_INIT;
+			*done = 0;
+		}
+		for (; *done < n; ++*done)
+			npl_strmap_add(ix, c->a, NAME_AT(*done), strlen(NAME_AT(*done)), *done);
+		i = npl_strmap_get(ix, name, strlen(name));
+		if (i < 0 || (i < n && !strcmp(NAME_AT(i), name)))
+			return i;
+	}
+#undef NAME_AT
+	return -1;
+}
+
+int npl_rs_find_env(struct ctx *c, struct launch *l, const char *name)
+{
+	return l->env.n ? find_name(c, &l->envix, &l->envixn, &l->env.v[0].name, sizeof(*l->env.v), l->env.n, name)
+			: -1;
+}
+
+int npl_rs_find_flag(struct ctx *c, struct launch *l, const char *name)
+{
+	int i = l->flags.n ? find_name(c, &l->flagix, &l->flagixn, &l->flags.v[0].name, sizeof(*l->flags.v),
+				       l->flags.n, name)
+			   : -1;
+
+	/* the first of that name was unset: a later one */
+	for (; i >= 0 && i < l->flags.n; i++)
+		if (!l->flags.v[i].dead && !strcmp(l->flags.v[i].name, name))
+			return i;
+	return -1;
+}
+
 void npl_rs_put_env(struct ctx *c, struct launch *l, const char *name, const char *val, struct origin o)
 {
-	int i;
+	int i = npl_rs_find_env(c, l, name);
 
-	for (i = 0; i < l->env.n; i++)
-		if (!strcmp(l->env.v[i].name, name)) {
-			l->env.v[i].val = val;
-			l->env.v[i].o = o;
-			return;
-		}
+	if (i >= 0) {
+		l->env.v[i].val = val;
+		l->env.v[i].o = o;
+		return;
+	}
 	PUSH(c->a, l->env, ((struct renv){name, val, o, NPL_ENV_SET, NULL, 0}));
 }
 
@@ -131,9 +173,8 @@ void npl_rs_apply_overrides(struct ctx *c, enum role r, struct launch *l, const 
 			}
 			continue;
 		}
-		for (j = 0; j < l->flags.n; j++)
-			if (!l->flags.v[j].dead && !strcmp(l->flags.v[j].name, name))
-				break;
+		if ((j = npl_rs_find_flag(c, l, name)) < 0)
+			j = l->flags.n;
 		if (r <= ROLE_DECODE && !strcmp(name, "tp-size") && tp && !c->o->force &&
 		    !(ov->kind == NPL_OV_SET_FLAG && ov->nvalues == 1 && !strcmp(ov->values[0], tp))) {
 			c->rc = npl_error(c->d, NULL, "%s contradicts the rule tp-size: %s has %s (the instance's dies / pp-size); use --force to insist",

@@ -12,6 +12,7 @@
 #include "npulaunch/engine.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/resolve.h"
+#include "npulaunch/strmap.h"
 
 /* The roles of a plan: three server roles, the router, the benchmark. */
 enum role {
@@ -138,6 +139,10 @@ struct ctx {
 struct launch {
 	VEC(struct rflag) flags;
 	VEC(struct renv) env;
+	/* the names of the first flags.n / env.n entries, for the lookups of npl_rs_find_flag() and
+	 * npl_rs_find_env(): kept up with the appends, built again when found stale */
+	struct npl_strmap flagix, envix;
+	int flagixn, envixn;
 };
 
 /* One role of the recipe and its sizes (resolve.c, shapes()). */
@@ -196,6 +201,10 @@ void npl_rs_merge_spec(struct ctx *c, enum role r, struct spec_state *st);
 /* A flag with its n values (const char *) and origin. */
 void npl_rs_put_flag(struct ctx *c, struct launch *l, const char *name, struct origin o, int n, ...);
 /* An environment variable, set or replaced. */
+/* The first live flag of l named name, the first variable: their index, or -1; in time
+ * independent of the launch's size (any number of --set and --env). */
+int npl_rs_find_flag(struct ctx *c, struct launch *l, const char *name);
+int npl_rs_find_env(struct ctx *c, struct launch *l, const char *name);
 void npl_rs_put_env(struct ctx *c, struct launch *l, const char *name, const char *val, struct origin o);
 /* 1 when the layers list flag name under 'explicit'. */
 int npl_rs_has_explicit(const struct merged *m, const char *name);
