@@ -24,6 +24,9 @@ int npl_shell_safe(const char *s);
 /* The offset of the first byte of s (n bytes) that does not start a valid UTF-8 character
  * (overlong, a surrogate, past U+10FFFF, cut short, a stray byte); n when all are valid. */
 size_t npl_utf8_invalid(const char *s, size_t n);
+/* The bytes of the one valid UTF-8 character at s (n bytes; 1 for ASCII), its code point in *cp
+ * (cp may be NULL); 0 when none starts there (as npl_utf8_invalid() judges, or n is 0). */
+size_t npl_utf8_char(const char *s, size_t n, unsigned *cp);
 /* Append s as one shell word: bare when safe, else single-quoted. */
 void npl_shell_quote(struct npl_buf *b, const char *s);
 

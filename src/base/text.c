@@ -127,6 +127,20 @@ static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
 	return len;
 }
 
+size_t npl_utf8_char(const char *s, size_t n, unsigned *cp)
+{
+	unsigned c;
+
+	if (!n)
+		return 0;
+	if ((unsigned char)*s < 0x80) {
+		if (cp)
+			*cp = (unsigned char)*s;
+		return 1;
+	}
+	return utf8_len((const unsigned char *)s, n, cp ? cp : &c);
+}
+
 size_t npl_utf8_invalid(const char *s, size_t n)
 {
 	size_t i = 0, len;

@@ -214,6 +214,12 @@ static int parse_override(struct npl_cli *cli, struct npl_cli_recipe_opts *o, in
 	size_t i;
 
 	ov.text = npl_arena_printf(&cli->arena, "%s %s", names[kind], arg);
+	/* the value goes into the plan: manifest.json, show --json, the YAML of k8s and rbg */
+	if ((i = npl_utf8_invalid(arg, strlen(arg))) < strlen(arg)) {
+		npl_cli_usage_error(NULL, "%s is not UTF-8 text: the byte 0x%02x at byte %zu does not start a character (JSON and YAML carry UTF-8 only)",
+				    npl_escape_in(&cli->arena, ov.text), (unsigned char)arg[i], i + 1);
+		return -1;
+	}
 	colon = strchr(s, ':');
 	eq = strchr(s, '=');
 	if (colon && (!eq || colon < eq)) {

@@ -148,7 +148,7 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 			cJSON_AddItemToArray(rj, e);
 		}
 	}
-	fprintf(stderr, "npulaunch: %s: %d recipe%s of %s\n", base, r.n, r.n == 1 ? "" : "s", r.model_id);
+	fprintf(stderr, "npulaunch: %s: %d recipe%s of %s\n", npl_escape_in(&cli->arena, base), r.n, r.n == 1 ? "" : "s", r.model_id);
 	npl_import_release(&r);
 	return 0;
 }

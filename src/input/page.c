@@ -618,6 +618,10 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 	r.d = d;
 	r.text = text;
 	r.end = text + len;
+	/* import and drift name the page in their JSON and in every location they give */
+	if ((bad = npl_utf8_invalid(file, strlen(file))) < strlen(file))
+		return npl_error(d, NULL, "page '%s': its path is not UTF-8 text: the byte 0x%02x at byte %zu does not start a character (JSON carries UTF-8 only)",
+				 file, (unsigned char)file[bad], bad + 1);
 	if (memchr(text, '\0', len))
 		return npl_error(d, &(struct npl_loc){file, 1, 1}, "not a text page: it holds a NUL byte");
 	if ((bad = npl_utf8_invalid(text, len)) < len) {

@@ -233,7 +233,13 @@ static int load_tree(struct npl_db *db, struct seen *seen, const char *dir, int 
 			if (load_tree(db, seen, ents[i].path, source, d))
 				rc = -1;
 		} else if (npl_ends_with(ents[i].path, ".yaml") || npl_ends_with(ents[i].path, ".yml")) {
-			if (load_file(db, ents[i].path, source, d))
+			size_t bad = npl_utf8_invalid(ents[i].path, strlen(ents[i].path));
+
+			/* the plan names the file of each value (origin "at"): JSON carries UTF-8 only */
+			if (bad < strlen(ents[i].path))
+				rc = npl_error(d, NULL, "recipe file '%s': its path is not UTF-8 text: the byte 0x%02x at byte %zu does not start a character (the plan, in JSON, names the file of each value)",
+					       ents[i].path, (unsigned char)ents[i].path[bad], bad + 1);
+			else if (load_file(db, ents[i].path, source, d))
 				rc = -1;
 		}
 	}

@@ -37,9 +37,30 @@ static int emit(yaml_emitter_t *e, yaml_event_t *ev)
 	return yaml_emitter_emit(e, ev) ? 0 : -1;
 }
 
+/* 1 when a literal block holds s as it is for every YAML reader: lines of printable text, no
+ * tab, carriage return, DEL, C1 control, byte that is not UTF-8, byte-order mark, nor U+2028 or
+ * U+2029 (YAML 1.1 readers, PyYAML and go-yaml among them, take those two and U+0085 for line
+ * breaks: one ends the block's line early, and the text after it, no longer indented, ends the
+ * block). libyaml's own check lets U+2028 and U+2029 through as printable. */
+static int literal_ok(const char *s)
+{
+	size_t n = strlen(s), i, len;
+	unsigned cp;
+
+	for (i = 0; i < n; i += len) {
+		if (!(len = npl_utf8_char(s + i, n - i, &cp)))
+			return 0;
+		if (cp != '\n' && (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
+				    cp == 0xfeff))
+			return 0;
+	}
+	return 1;
+}
+
 /* A string: plain when it reads back as itself; else a literal block when it is lines of
- * text libyaml can hold in one (printable, no tabs, no trailing blanks), double-quoted with
- * libyaml's escapes otherwise. */
+ * text every reader takes as such (literal_ok) and libyaml can hold in one (no trailing
+ * blanks: libyaml checks), double-quoted with libyaml's escapes otherwise (a control, DEL,
+ * a C1 control, U+0085, U+2028, U+2029 are escaped there). */
 static int string(yaml_emitter_t *e, const char *s)
 {
 	yaml_event_t ev;
@@ -50,7 +71,7 @@ static int string(yaml_emitter_t *e, const char *s)
 	if (npl_utf8_invalid(s, strlen(s)) < strlen(s))
 		return -1;
 	style = plain_ok(s) ? YAML_PLAIN_SCALAR_STYLE
-				    : strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		: strchr(s, '\n') && literal_ok(s) ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 
 	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
 				     style == YAML_PLAIN_SCALAR_STYLE, style != YAML_PLAIN_SCALAR_STYLE, style);
@@ -121,6 +142,32 @@ static int node(yaml_emitter_t *e, const cJSON *j)
 	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)num, (int)strlen(num), 1, 0,
 				     YAML_PLAIN_SCALAR_STYLE);
 	return emit(e, &ev);
+}
+
+void npl_yamlout_comment(struct npl_buf *out, const char *text)
+{
+	size_t n = strlen(text), i = 0, len;
+	unsigned cp;
+
+	npl_buf_puts(out, "#");
+	if (*text && *text != '\n')
+		npl_buf_putc(out, ' ');
+	while (i < n) {
+		if (text[i] == '\n') {
+			npl_buf_puts(out, "\n#");
+			if (++i < n && text[i] != '\n')
+				npl_buf_putc(out, ' ');
+			continue;
+		}
+		len = npl_utf8_char(text + i, n - i, &cp);
+		if (len && (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff)) {
+			npl_buf_printf(out, "\\u%04x", cp);
+			i += len;
+		} else {
+			i += npl_escape_char(out, text + i, n - i);
+		}
+	}
+	npl_buf_putc(out, '\n');
 }
 
 static int to_buf(void *data, unsigned char *bytes, size_t size)

@@ -29,8 +29,8 @@ char *npl_import_yaml(const cJSON *doc, const char *comment, struct npl_arena *a
 		if (!cJSON_GetObjectItemCaseSensitive(copy, it->string))
 			cJSON_AddItemToObject(copy, it->string, cJSON_Duplicate(it, 1));
 	cJSON_AddItemToArray(docs, copy);
-	if (comment)
-		npl_buf_printf(&b, "# %s\n", comment);
+	if (comment)   /* a page's title and file name: what a comment cannot hold is escaped */
+		npl_yamlout_comment(&b, comment);
 	i = npl_yamlout_docs(&b, docs);
 	cJSON_Delete(docs);
 	s = i ? NULL : npl_arena_strdup(a, npl_buf_str(&b));
