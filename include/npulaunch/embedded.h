@@ -1,6 +1,7 @@
 /*
- * embedded.h: layer base. The files compiled into the binary (recipes/ and templates/).
- * Included by the generated tables and by the modules that read them.
+ * embedded.h: layer base. The files compiled into the binary (recipes/, templates/ and the
+ * schemas of docs/json/ that input is checked against). Included by the generated tables and
+ * by the modules that read them.
  */
 #ifndef NPL_EMBEDDED_H
 #define NPL_EMBEDDED_H
@@ -18,6 +19,10 @@ extern const unsigned npl_embedded_recipes_count;
 /* The script templates shipped in templates/, ending with a zeroed entry. */
 extern const struct npl_embedded npl_embedded_templates[];
 extern const unsigned npl_embedded_templates_count;
+/* The JSON Schemas of docs/json/ that npulaunch checks what it reads against (a manifest's),
+ * ending with a zeroed entry. */
+extern const struct npl_embedded npl_embedded_schemas[];
+extern const unsigned npl_embedded_schemas_count;
 
 struct npl_ynode;
 

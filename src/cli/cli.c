@@ -11,6 +11,7 @@
 #include "npulaunch/cli.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/resolve.h"
+#include "npulaunch/schema.h"
 #include "npulaunch/text.h"
 
 /* The command being run (main sets it), for messages that shared code prints. */
@@ -675,19 +676,22 @@ static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
 {
 	size_t len;
 	char *text = npl_read_file(path, &len, &cli->diag);
-	cJSON *plan = text ? cJSON_Parse(text) : NULL;
+	/* one JSON document, nothing after it */
+	cJSON *plan = text && strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
 
 	free(text);
 	if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
 		if (!cli->diag.errors)
 			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
 				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);
-		npl_cli_flush(cli);
-		cJSON_Delete(plan);
-		*rc = NPL_EXIT_USAGE;
-		return NULL;
+	} else if (npl_manifest_validate(plan, path, &cli->diag) == 0) {
+		return plan;
 	}
-	return plan;
+	/* no command reads a manifest of another shape: docs/json/manifest.schema.json */
+	npl_cli_flush(cli);
+	cJSON_Delete(plan);
+	*rc = NPL_EXIT_USAGE;
+	return NULL;
 }
 
 /* The bundle's manifest path when arg names one (a folder with manifest.json, or a .json file). */

@@ -84,7 +84,7 @@ cp "$T/manifest.orig" "$T/bundle/manifest.json"
 # ---- 22. what a manifest or the host holds reaches the terminal escaped ----
 fresh
 expect_rc 0 "$NPL" render $ID "${SITE[@]}" -o "$T/esc-bundle"
-jq '(.roles[0].nodes[0].env) += [{"name": "X\u001b]0;t\u0007", "value": "v\u001b[2J", "origin": {"layer": "recipe"}}]' \
+jq '(.roles[0].nodes[0].env) += [{"name": "X\u001b]0;t\u0007", "value": "v\u001b[2J", "origin": {"layer": "rule", "rule": "x"}}]' \
 	"$T/esc-bundle/manifest.json" >"$T/esc.json" && mv "$T/esc.json" "$T/esc-bundle/manifest.json"
 printf '60\033[2J\n' >"$R/proc/sys/vm/swappiness"
 (cd "$T/esc-bundle" && PATH="$R.bin:$PATH" "$NPL" apply --root "$R" --dry-run) >"$T/out" 2>"$T/err"

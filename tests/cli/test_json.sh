@@ -38,7 +38,8 @@ for c in "${cmds[@]}"; do
 done
 for s in "$SCHEMAS"/*.schema.json; do
 	c=$(basename "$s" .schema.json)
-	printf '%s\n' "${cmds[@]}" | grep -qx -- "$c" || fail "docs/json/$c.schema.json is no command's"
+	# manifest.schema.json: the document render writes and the commands read (test_manifest.sh)
+	[[ $c == manifest ]] || printf '%s\n' "${cmds[@]}" | grep -qx -- "$c" || fail "docs/json/$c.schema.json is no command's"
 	grep -qF "json/$c.schema.json" "$NPL_SRC/docs/json.md" || fail "docs/json.md does not describe json/$c.schema.json"
 done
 

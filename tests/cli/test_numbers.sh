@@ -251,11 +251,11 @@ done
 expect_rc 0 "$NPL" render $K20 -o "$T/bundle"
 jq 'del(.recipe.tpot_ms)' "$T/bundle/manifest.json" >"$T/m.json" && mv "$T/m.json" "$T/bundle/manifest.json"
 expect_rc 2 "$NPL" verify "$B/pass.jsonl" "$T/bundle"
-expect_grep "$T/err" "the plan's recipe has no valid target 'tpot' (tpot_ms: a positive number)"
+expect_grep "$T/err" "bundle/manifest.json: error: .recipe.tpot_ms: missing: the field is required"
 # ---- status: a deployment with nothing to probe is not "all up" -----------------------------
 printf '{"format": "npulaunch-plan/1", "recipe": {"id": "x"}, "roles": []}\n' >"$T/none.json"
 expect_rc 2 "$NPL" status "$T/none.json"
-expect_grep "$T/err" "npulaunch: status: the deployment has no server or router endpoint to probe"
+expect_grep "$T/err" "none.json: error: .recipe.title: missing: the field is required"
 expect_rc 2 "$NPL" status "$T/none.json" --json
 printf '{"format": "npulaunch-plan/1", "recipe": {"id": "x"}, "roles": [{"role": "bench", "program": "bench", "endpoints": []}]}\n' >"$T/none.json"
 expect_rc 2 "$NPL" status "$T/none.json"

@@ -41,8 +41,9 @@ start_http ok
 	fail "render for the gopher case"
 sed -i "s|\"http://127.0.0.1:6688\"|\"gopher://127.0.0.1:$port/_GET%20/health%20HTTP/1.0%0D%0A%0D%0A\"|" "$T/gopher/manifest.json"
 grep -q gopher "$T/gopher/manifest.json" || fail "the manifest's endpoint was not replaced"
-expect_rc 1 "$NPL" status "$T/gopher"
-expect_grep "$T/out" "(not an http:// or https:// URL)"
+# refused before anything is sent: the manifest's schema allows http://HOST:PORT only (issue 25, 5)
+expect_rc 2 "$NPL" status "$T/gopher"
+expect_grep "$T/err" "gopher/manifest.json: error: .roles[0].endpoints[0].url: a string matching ^http://"
 sleep 0.3
 expect_eq "$(wc -c <"$http_log")" 0 "bytes the server got from a gopher:// endpoint"
 expect_rc 2 "$NPL" wait "http://127.0.0.1:$OK" --probe ping

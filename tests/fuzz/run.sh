@@ -7,7 +7,8 @@ build=${1:?usage: run.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run.sh BUILD_DIR SECONDS}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$build/fuzz
-mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/results" "$work/page" "$work/crashes"
+mkdir -p "$work/recipe" "$work/site" "$work/template" "$work/journal" "$work/results" "$work/page" "$work/manifest" \
+	"$work/crashes"
 
 # recipes: each shipped recipe with its defaults, hardware and model as one file,
 # the tests' own recipes, and the bad ones
@@ -37,9 +38,20 @@ for p in "$src"/tests/data/pages/*/*.mdx "$src"/tests/data/pages/*/*.txt; do
 	cp "$p" "$work/page/$(basename "$(dirname "$p")")-$(basename "$p")"
 done
 
+# manifests: bundles of a PD-disaggregated and a PD-mixed recipe for each target, as render writes them
+for t in scripts k8s docker slurm; do
+	for id in deepseek-r1-w4a8-1p1d-16p-in3k5-out1k5-50ms qwen3-8b-w8a8-1p-in3k5-out1k5-5ms; do
+		out=$work/bundle-$t-$id
+		rm -rf "$out"
+		"$build/npulaunch" render "$id" --target "$t" -o "$out" --model-path /m --draft-model-path /d \
+			--ifname eth0 --image img:1 --slurm-partition p >/dev/null 2>&1 || true
+		[ ! -f "$out/manifest.json" ] || cp "$out/manifest.json" "$work/manifest/$t-$id.json"
+	done
+done
+
 # the targets side by side, as many at a time as there are CPUs (each fuzzes on one), each for
 # SECONDS as before; their reports in order once all are done
-targets="recipe site template journal results page"
+targets="recipe site template journal results page manifest"
 for t in $targets; do rm -f "$work/$t.rc"; done
 jobs=$(nproc 2>/dev/null || echo 1)
 n=0
