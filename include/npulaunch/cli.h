@@ -134,10 +134,15 @@ cJSON *npl_cli_plan(struct npl_cli *cli, const char *arg, struct npl_cli_recipe_
 struct npl_endpoint {
 	const char *role;
 	int instance;        /* -1 for the router */
-	const char *url;     /* NULL when a site value it needs is not given */
+	const char *url;     /* NULL when a site value it needs is not given, or it is refused */
 	const char *missing; /* then: the site key */
+	const char *refused; /* or why it is no endpoint of the plan's (the URL shown escaped) */
 };
-/* The endpoints of a plan (servers, then the router when with_router); their count. */
+/* The endpoints of a plan (servers, then the router when with_router); their count. An
+ * endpoint is requested only when it is what the plan derives for its role: http(s)://HOST:PORT
+ * and nothing else, HOST an IP address that the role's nodes have (an address or a --host),
+ * PORT one of their --port values; any other (a manifest edited by hand or by an attacker) is
+ * refused. */
 int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out);
 /* How long wait, router.sh and apply --role router wait for the servers (wait --timeout,
  * NPULAUNCH_WAIT_TIMEOUT; 0: do not wait): seconds, 0 to a week; the scripts' _wait.sh.tmpl

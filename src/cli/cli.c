@@ -1,5 +1,6 @@
 /* cli.c: what the commands share; see cli.h. */
 #define _DEFAULT_SOURCE /* realpath */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -805,6 +806,72 @@ cJSON *npl_cli_plan(struct npl_cli *cli, const char *arg, struct npl_cli_recipe_
 	return plan;
 }
 
+/* Whether the plan value pv, its site values substituted, is value. */
+static int pval_is(const char *pv, const char *value, const struct npl_site *site)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	int missing = -1, is = npl_pval_resolve(&b, pv, site, &missing) == 0 && !strcmp(npl_buf_str(&b), value);
+
+	npl_buf_release(&b);
+	return is;
+}
+
+/* Whether the role's nodes name value for flag (or, flag NULL, have it as their address). */
+static int role_names(const cJSON *role, const char *flag, const char *value, const struct npl_site *site)
+{
+	const cJSON *node, *f, *v;
+	int found = 0;
+
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		const char *addr = npl_json_str(node, "address");
+
+		if (!flag && addr)
+			found |= pval_is(addr, value, site);
+		cJSON_ArrayForEach(f, (flag ? cJSON_GetObjectItemCaseSensitive(node, "flags") : NULL)) {
+			if (!npl_json_str(f, "flag") || strcmp(npl_json_str(f, "flag"), flag))
+				continue;
+			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(f, "values"))
+				found |= cJSON_IsString(v) && pval_is(v->valuestring, value, site);
+		}
+	}
+	return found;
+}
+
+/* NULL when url is the endpoint the plan derives for role (npl_cli_endpoints()); else why not. */
+static const char *endpoint_refused(const cJSON *role, const char *url, const struct npl_site *site)
+{
+	const char *h = !strncmp(url, "http://", 7) ? url + 7 : !strncmp(url, "https://", 8) ? url + 8 : NULL;
+	const char *colon, *p;
+	char host[64], port[8];
+	unsigned char bin[16];
+	size_t hl;
+
+	if (!h)
+		return "not an http:// or https:// URL";
+	if (!(colon = strrchr(h, ':')) || !colon[1] || strlen(colon + 1) > 5)
+		return "not http://HOST:PORT";
+	for (p = colon + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return "not http://HOST:PORT";
+	hl = (size_t)(colon - h);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		return "its host is not an IP address";
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	snprintf(port, sizeof(port), "%s", colon + 1);
+	if (inet_pton(AF_INET, host, bin) != 1 && inet_pton(AF_INET6, host, bin) != 1)
+		return "its host is not an IP address";
+	if (!role_names(role, NULL, host, site) && !role_names(role, "--host", host, site))
+		return "its host is no address of the role's nodes";
+	if (!role_names(role, "--port", port, site))
+		return "its port is none the role's nodes listen on";
+	return NULL;
+}
+
 int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, struct npl_endpoint **out)
 {
 	struct npl_site site;
@@ -830,10 +897,13 @@ int npl_cli_endpoints(struct npl_cli *cli, const cJSON *plan, int with_router, s
 			e = &(*out)[n++];
 			e->role = npl_json_str(r, "role");
 			e->instance = strcmp(prog, "server") ? -1 : npl_json_int(ep, "instance", 0);
-			if (npl_pval_resolve(&b, npl_json_str(ep, "url"), &site, &missing) == 0)
+			if (npl_pval_resolve(&b, npl_json_str(ep, "url"), &site, &missing) != 0)
+				e->missing = npl_site_key_name(missing);
+			else if (!(e->refused = endpoint_refused(r, npl_buf_str(&b), &site)))
 				e->url = npl_arena_strdup(&cli->arena, npl_buf_str(&b));
 			else
-				e->missing = npl_site_key_name(missing);
+				e->refused = npl_arena_printf(&cli->arena, "%s: %s", npl_escape_in(&cli->arena, npl_buf_str(&b)),
+							      e->refused);
 			npl_buf_release(&b);
 		}
 	}

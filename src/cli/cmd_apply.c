@@ -272,8 +272,13 @@ static int router_waits(struct npl_cli *cli, struct npl_launch_node *l, const ch
 		return rc;
 	}
 	for (i = 0; i < nep; i++)
-		if (eps[i].url)
+		if (eps[i].refused) {
+			fprintf(stderr, "npulaunch: apply: the %s endpoint %s (refused: no request is sent)\n",
+				npl_escape_in(&cli->arena, eps[i].role), eps[i].refused);
+			return NPL_EXIT_USAGE;
+		} else if (eps[i].url) {
 			urls[l->nwait < 255 ? l->nwait++ : l->nwait] = eps[i].url;
+		}
 	return 0;
 }
 

@@ -95,7 +95,11 @@ static int endpoints_known(struct npl_cli *cli, const struct npl_endpoint *eps, 
 		return NPL_EXIT_USAGE;
 	}
 	for (i = 0; i < n; i++)
-		if (!eps[i].url) {
+		if (eps[i].refused) {
+			fprintf(stderr, "npulaunch: status: the %s endpoint %s (refused: no request is sent)\n",
+				npl_escape_in(&cli->arena, eps[i].role), eps[i].refused);
+			rc = NPL_EXIT_USAGE;
+		} else if (!eps[i].url) {
 			fprintf(stderr, "npulaunch: status: the %s endpoint needs --%s\n",
 				npl_escape_in(&cli->arena, eps[i].role), eps[i].missing);
 			rc = NPL_EXIT_USAGE;
