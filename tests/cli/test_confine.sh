@@ -379,6 +379,48 @@ expect_eq "$(cat "$B/sys/devices/system/cpu/cpu1023/cpufreq/scaling_governor")" 
 expect_grep "$T/err" "the host is tuned (journal $B/run/npulaunch/tune-journal.json); nothing launched"
 expect_rc 0 "$NPL" tune --revert --root "$B"
 expect_eq "$(snap "$B")" "$orig" "tune --revert after --tune-only"
+# a write that fails after every check passed (an append-only file: writable to access(2), but
+# not to O_TRUNC) undoes what the run wrote, the journal too, and says so: with no journal, and
+# with an earlier one the run added to; --tune-only and a launch alike
+mkdir -p "$B/proc/sys/kernel" && : >"$T/append-probe"
+if chattr +a "$T/append-probe" 2>/dev/null; then
+	chattr -a "$T/append-probe"
+	last=$(jq -r '.entries[-1].path' <<<"$(script --tune-only 2>/dev/null; cat "$B/run/npulaunch/tune-journal.json")")
+	expect_rc 0 "$NPL" tune --revert --root "$B"
+	[[ $last == /proc/sys/* ]] || fail "the last file the script tunes: '$last'"
+	for mode in --tune-only "" journal; do
+		rm -f "$T/calls"
+		if [[ $mode == journal ]]; then
+			expect_rc 0 "$NPL" tune --apply --root "$B"
+			cp "$B/run/npulaunch/tune-journal.json" "$T/j.before"
+			expect_rc 0 "$NPL" tune --revert --root "$B" && cp "$T/j.before" "$B/run/npulaunch/tune-journal.json"
+			# an entry the earlier journal lacks, so that the run adds to it
+			python3 -c 'import sys, re
+t = open(sys.argv[1]).read()
+t = re.sub(r"\n[^\n]*\"path\": \"" + re.escape(sys.argv[2]) + r"\"[^\n]*", "", t)
+print(re.sub(r",(\n\t\])", r"\1", t), end="")' "$T/j.before" "$last" >"$B/run/npulaunch/tune-journal.json"
+			cp "$B/run/npulaunch/tune-journal.json" "$T/j.before"
+			mode=
+		fi
+		chattr +a "$B$last"
+		# shellcheck disable=SC2086  # an empty mode is no argument
+		expect_rc 1 script $mode
+		chattr -a "$B$last"
+		expect_grep "$T/err" "cannot write $B$last"
+		expect_grep "$T/err" "every change this run made was undone"
+		[[ -e $T/calls ]] && fail "a failed tuning launched ($mode)"
+		expect_eq "$(snap "$B")" "$orig" "the host after a write failed part-way ($mode)"
+		if [[ -e $T/j.before ]]; then
+			cmp -s "$T/j.before" "$B/run/npulaunch/tune-journal.json" || fail "the earlier journal was not put back as it was"
+			rm -f "$T/j.before" "$B/run/npulaunch/tune-journal.json"
+		else
+			[[ -e $B/run/npulaunch/tune-journal.json ]] && fail "a failed tuning left its journal ($mode)"
+		fi
+	done
+else
+	echo "SKIP: this file system has no append-only attribute (chattr +a): the failed-write case is not run"
+fi
+rm -f "$T/append-probe"
 expect_rc 0 script --no-tune
 [[ -e $T/calls ]] || fail "--no-tune did not launch"
 expect_eq "$(snap "$B")" "$orig" "--no-tune changed the host"
