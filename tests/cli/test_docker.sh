@@ -69,8 +69,15 @@ expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --image registry.exa
 	--shm-size 16Gi --privileged=false -o "$T/mix"
 make_root "$T/r1"
 ln -s "$NPL_FAKE_DOCKER" "$T/r1.bin/docker"
+# the system's commands but no container runtime, whatever this machine has installed: each case
+# puts the runtime it means (the fake) in ROOT.bin
+mkdir -p "$T/sysbin"
+for f in /bin/* /usr/bin/*; do
+	case ${f##*/} in docker | podman | nerdctl) continue ;; esac
+	[[ -x $f && ! -e $T/sysbin/${f##*/} ]] && ln -s "$f" "$T/sysbin/${f##*/}"
+done
 runc() {  # ROOT BUNDLE SCRIPT: run SCRIPT as on the host ROOT, its python3 the stub
-	env -i PATH="$1.bin:/usr/bin:/bin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
+	env -i PATH="$1.bin:$T/sysbin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
 		NPL_DOCKER_LOG="$1.docker" bash "$2/$3"
 }
 run runc "$T/r1" "$T/mix" docker-pd-mixed.sh
@@ -87,7 +94,7 @@ expect_grep "$T/argv" '"-e","MODEL_PATH","-e","DRAFT_MODEL_PATH","-e","IFNAME","
 expect_grep "$T/argv" "\"registry.example.com/sglang:a3\",\"bash\",\"$T/mix/pd-mixed.sh\",\"--no-tune\"]"
 expect_nogrep "$T/argv" "--privileged"
 # the container launched the plan's argv and environment, as the bare script does
-env -i PATH="$T/r1.bin:/usr/bin:/bin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$T/r1" NPL_STUB_LOG="$T/r1.ref" \
+env -i PATH="$T/r1.bin:$T/sysbin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$T/r1" NPL_STUB_LOG="$T/r1.ref" \
 	bash "$T/mix/pd-mixed.sh" --no-tune >/dev/null 2>&1 || fail "bare pd-mixed.sh"
 jq -c '.argv' "$T/r1.stub" >"$T/got"
 jq -c '.argv' "$T/r1.ref" >"$T/want"
