@@ -3,9 +3,11 @@
 
     tests/tools/lint.py SRCDIR               check the tree; the problems, one per line, exit 1
     tests/tools/lint.py --self-test SRCDIR   plant each kind of problem in a copy and see it caught
-    tests/tools/lint.py --home BIN           run BIN's read-only commands with HOME and the XDG
-                                             folders empty and read-only: nothing may be
-                                             written there, and the output is the same
+    tests/tools/lint.py --home BIN           run every command of BIN with HOME and the XDG
+                                             folders empty and read-only, and (as root) with a
+                                             user's writable HOME and no XDG variables, as
+                                             sudo -E runs it: nothing may be written there,
+                                             and the output is the same
 
 The rules (docs/architecture.md, "The rules, checked"):
   1. layers: src/<layer>/*.c, lowest first base < input < plan < {out, node} < sync < cli < main.c
@@ -302,35 +304,67 @@ def lint(root):
 
 # ---- --home: nothing written under HOME or the XDG folders ------------------------------------
 
-def home_check(binary, readonly=True):
-    """Run the read-only commands with an empty HOME and XDG folders; they must stay empty and the
-    output must be what it is with the caller's own HOME."""
+def home_runs(tmp):
+    """Every command, as a user runs it: (argv, the exit codes it may end with). Relative paths are
+    under tmp, the working folder; the pages are the project's test data."""
+    pages = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "pages", "upstream-2026")
+    kimi = ["kimi-k2.6", "--tpot", "20ms"]
+    nothing = os.path.join(tmp, "nothing")
+    return [(["--help"], {0}), (["--version"], {0}), (["list"], {0}), (["list", "--json"], {0}),
+            (["show"] + kimi, {0}), (["show", "--json"] + kimi, {0}), (["show", "--explain"] + kimi, {0}),
+            (["diff", "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms"], {0}),
+            (["validate"], {0}),
+            (["render"] + kimi + ["-o", "out"], {0}), (["render"] + kimi + ["--target", "k8s", "--model-path", "/m", "--draft-model-path", "/d", "--ifname", "eth0",
+                         "-o", "k8s"], {0}),
+            (["render"] + kimi + ["-o", "out", "--check"], {0}),
+            (["apply", "--dry-run", "out"], {0, 1, 2}), (["bench", "--dry-run", "out"], {0}),
+            (["preflight", "--root", nothing, "out"], {0, 1, 2}),
+            (["tune", "--dry-run", "--root", nothing], {0, 1}), (["tune", "--check", "--root", nothing], {0, 1}),
+            (["status", "--timeout", "1", "out"], {0, 1}), (["verify", "out"], {0, 1, 2}),
+            (["import", os.path.join(pages, "glm_5_2.mdx"), "-o", "imported"], {0}),
+            (["drift", os.path.join(pages, "kimi_k2_6.mdx")], {0, 1})]
+
+
+def home_check(binary, readonly=True, owner=None):
+    """Run every command with an empty HOME (and, unless owner is given, empty XDG folders): they
+    must stay empty and the output must be what it is with another HOME. readonly: the folders
+    are read-only. owner: a uid the folders belong to, with no XDG variables set, as `sudo -E`
+    leaves a user's HOME to root; they must still belong to it."""
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         home = os.path.join(tmp, "home")
-        xdg = {k: os.path.join(home, d) for k, d in (("XDG_CACHE_HOME", ".cache"), ("XDG_CONFIG_HOME", ".config"),
-                                                    ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"))}
+        if owner is None:
+            xdg = {k: os.path.join(home, d) for k, d in (("XDG_CACHE_HOME", ".cache"), ("XDG_CONFIG_HOME", ".config"),
+                                                        ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"))}
+        else:
+            xdg = {}
+        os.makedirs(home)
         for d in xdg.values():
             os.makedirs(d)
-        out = os.path.join(tmp, "out")
-        runs = [["list"], ["list", "--json"], ["show", "kimi-k2.6", "--tpot", "20ms"],
-                ["validate"], ["render", "kimi-k2.6", "--tpot", "20ms", "-o", out]]
         if readonly:
             for d in [home] + list(xdg.values()):
                 os.chmod(d, 0o555)
-        env = dict(os.environ, HOME=home, **xdg)
-        plain = dict(os.environ, HOME=os.path.join(tmp, "other"))
-        for argv in runs:
-            shutil.rmtree(out, ignore_errors=True)
-            a = subprocess.run([binary] + argv, env=env, capture_output=True, timeout=120)
-            shutil.rmtree(out, ignore_errors=True)
-            b = subprocess.run([binary] + argv, env=plain, capture_output=True, timeout=120)
-            if a.returncode != 0:
-                problems.append("%s: exit %d with HOME read-only: %s" % (" ".join(argv), a.returncode, a.stderr.decode(errors="replace")[:300]))
+        if owner is not None:
+            os.chown(home, owner, owner)
+        base = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+        env = dict(base, HOME=home, **xdg)
+        plain = dict(base, HOME=os.path.join(tmp, "other"))
+        for argv, rcs in home_runs(tmp):
+            outs = []
+            for e in (env, plain):
+                if argv[0] in ("render", "import") and argv[-1] != "--check":
+                    shutil.rmtree(os.path.join(tmp, argv[-1]), ignore_errors=True)
+                outs.append(subprocess.run([binary] + argv, env=e, cwd=tmp, capture_output=True, timeout=120))
+            a, b = outs
+            if a.returncode not in rcs:
+                problems.append("%s: exit %d with HOME %s: %s" % (" ".join(argv), a.returncode, home,
+                                                                   a.stderr.decode(errors="replace")[:300]))
             if (a.returncode, a.stdout, a.stderr) != (b.returncode, b.stdout, b.stderr):
-                problems.append("%s: prints otherwise with HOME read-only" % " ".join(argv))
+                problems.append("%s: prints otherwise with HOME %s" % (" ".join(argv), home))
         for d in [home] + list(xdg.values()):
             os.chmod(d, 0o755)
+        if owner is not None and os.stat(home).st_uid != owner:
+            problems.append("HOME no longer belongs to uid %d" % owner)
         for dirpath, dirs, files in os.walk(home):
             for f in dirs + files:
                 p = os.path.join(dirpath, f)
@@ -402,15 +436,19 @@ def self_test(root):
     if binary:
         with tempfile.TemporaryDirectory() as tmp:
             fake = os.path.join(tmp, "npulaunch")
-            open(fake, "w").write('#!/bin/sh\nmkdir -p "$XDG_CACHE_HOME/npulaunch" 2>/dev/null && '
-                                  ': > "$XDG_CACHE_HOME/npulaunch/planted" 2>/dev/null\nexec "%s" "$@"\n' % binary)
+            open(fake, "w").write('#!/bin/sh\nc=${XDG_CACHE_HOME:-$HOME/.cache}\nmkdir -p "$c/npulaunch" 2>/dev/null && '
+                                  ': > "$c/npulaunch/planted" 2>/dev/null\nexec "%s" "$@"\n' % binary)
             os.chmod(fake, 0o755)
-            # writable folders, so that the planted write lands as an ordinary user too
-            problems = home_check(fake, readonly=False)
-            hit = [p for p in problems if "wrote" in p]
-            print("%-45s %s" % ("a write under HOME", "caught: " + hit[0] if hit else "NOT CAUGHT"))
-            if not hit:
-                failed.append("a write under HOME")
+            # writable folders, so that the planted write lands as an ordinary user too; as root,
+            # also a user's HOME with no XDG variables (sudo -E)
+            for what, kw in (("a write under HOME", {}), ("a write under a user's HOME as root", {"owner": 65534})):
+                if kw and os.geteuid() != 0:
+                    continue
+                problems = home_check(fake, readonly=False, **kw)
+                hit = [p for p in problems if "wrote" in p]
+                print("%-45s %s" % (what, "caught: " + hit[0] if hit else "NOT CAUGHT"))
+                if not hit:
+                    failed.append(what)
     # and the tree itself is clean
     clean = lint(root)
     if clean:
@@ -428,6 +466,9 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[1] == "--home":
         problems = home_check(argv[2])
+        if os.geteuid() == 0:
+            # root with a user's HOME and no XDG variables (sudo -E): nothing of the user's changes
+            problems += home_check(argv[2], readonly=False, owner=65534)
     elif len(argv) == 2 and not argv[1].startswith("-"):
         problems = lint(argv[1])
     else:
