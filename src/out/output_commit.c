@@ -82,6 +82,7 @@ struct unit {
 	int exists;	      /* dir is a folder already */
 	struct stat st;	      /* dir's, when it exists */
 	int exchange;	      /* the staging folder becomes dir whole; else file by file */
+	int marked;	      /* exchange: dir holds a marker this run wrote (its earlier self goes) */
 	cJSON *record;	      /* what the earlier bundle recorded, when trusted */
 	char **gone;	      /* its files that the new bundle lacks: removed */
 	int ngone, capgone;
@@ -110,6 +111,7 @@ struct commit {
 	struct sigaction old[sizeof(sigs) / sizeof(*sigs)];
 	int installed[sizeof(sigs) / sizeof(*sigs)];
 	mode_t umask;
+	struct npl_out_uses uses; /* what other processes stand in (npl_out_in_use) */
 };
 
 static int find_file(const struct commit *c, const struct unit *u, const char *name)
@@ -188,27 +190,6 @@ static void rm_tree_at(int dfd, const char *name)
 static void rm_tree(const char *path)
 {
 	rm_tree_at(AT_FDCWD, path);
-}
-
-/* A temporary an older npulaunch left next to a file it wrote: .NAME.XXXXXX or .NAME.old.XXXXXX,
- * NAME a file of the bundle (new or recorded). */
-static int old_temporary(const struct commit *c, const struct unit *u, const char *e)
-{
-	size_t n = strlen(e), i, core;
-	char name[256];
-
-	if (e[0] != '.' || n < 9 || n > sizeof(name) || e[n - 7] != '.')
-		return 0;
-	for (i = n - 6; i < n; i++)
-		if (!((e[i] >= '0' && e[i] <= '9') || (e[i] >= 'a' && e[i] <= 'z') ||
-		      (e[i] >= 'A' && e[i] <= 'Z')))
-			return 0;
-	core = n - 8;
-	memcpy(name, e + 1, core);
-	name[core] = '\0';
-	if (core > 4 && !strcmp(name + core - 4, ".old"))
-		name[core - 4] = '\0';
-	return find_file(c, u, name) >= 0 || cJSON_GetObjectItemCaseSensitive(u->record, name);
 }
 
 /* ---- locks ------------------------------------------------------------------------- */
@@ -312,7 +293,8 @@ static int lock_all(struct commit *c)
 	}
 }
 
-/* Remove the staging folders a killed run left in the locked folders. */
+/* Remove the staging folders a killed run of this user left in the locked folders: only those
+ * proved its own (npl_out_ours_at); one whose name merely looks like one stays. */
 static void clean_locked(const struct commit *c)
 {
 	int i;
@@ -324,7 +306,7 @@ static void clean_locked(const struct commit *c)
 		if (!dp)
 			continue;
 		while ((de = readdir(dp)))
-			if (!strncmp(de->d_name, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)))
+			if (npl_out_ours_at(dirfd(dp), de->d_name))
 				rm_tree_at(dirfd(dp), de->d_name);
 		closedir(dp);
 	}
@@ -473,9 +455,10 @@ static int survey(struct commit *c, struct unit *u)
 
 		if (!strcmp(e, ".") || !strcmp(e, ".."))
 			continue;
-		if (!strncmp(e, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)) ||
-		    old_temporary(c, u, e)) {
-			rm_tree_at(dirfd(dp), e);
+		if (npl_out_ours_at(dirfd(dp), e)) {
+			rm_tree_at(dirfd(dp), e); /* a staging folder a killed run left */
+		} else if (!strcmp(e, NPL_OUT_MARKER) && npl_out_mark_begun(dirfd(dp), e)) {
+			unlinkat(dirfd(dp), e, 0); /* a run killed in its swap left it */
 		} else if (find_file(c, u, e) >= 0) {
 			; /* below, in the set's order */
 		} else if (u->record && cJSON_GetObjectItemCaseSensitive(u->record, e)) {
@@ -497,7 +480,8 @@ static int survey(struct commit *c, struct unit *u)
 	free(olds);
 	if (names != u->record)
 		cJSON_Delete(names);
-	u->exchange = u->manifest && !foreign && can_exchange(u);
+	/* a process working in the folder keeps it: exchanged, its results would go with the old one */
+	u->exchange = u->manifest && !foreign && can_exchange(u) && !npl_out_in_use(&c->uses, u->dir);
 	return rc;
 }
 
@@ -573,7 +557,8 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* A new staging folder in where: .npulaunch-tmp-PID-N. */
+/* A new staging folder in where: .npulaunch-tmp-PID-N, marked as this run's before anything
+ * else goes in. */
 static int make_stage(struct commit *c, struct unit *u, const char *where)
 {
 	char name[64];
@@ -582,14 +567,34 @@ static int make_stage(struct commit *c, struct unit *u, const char *where)
 		snprintf(name, sizeof(name), NPL_OUT_TMP_PREFIX "%ld-%u", (long)getpid(), c->seq++);
 		u->stage = npl_out_join(where, name);
 		tmp_add(u->stage);
-		if (mkdir(u->stage, 0700) == 0)
-			return 0;
+		if (mkdir(u->stage, 0700) == 0) {
+			tmp_add(npl_out_join(u->stage, NPL_OUT_MARKER));
+			return npl_out_mark(u->stage);
+		}
 		if (errno != EEXIST)
 			return -1;
 		ntmp--; /* taken: that one is not ours */
 		free(u->stage);
 		u->stage = NULL;
 	}
+}
+
+/* The staging folder that becomes the bundle's folder whole takes what the folder is: its mode,
+ * its owner, its extended attributes and ACLs (were they dropped, the ACL mask would turn into
+ * the owning group's bits, write among them). -1 when the attributes cannot be given to it. */
+static int stage_folder(struct commit *c, struct unit *u)
+{
+	if (!u->exists) {
+		chmod(u->stage, 0755 & ~c->umask);
+		return 0;
+	}
+	/* root rendering into someone's folder leaves it theirs */
+	if (geteuid() == 0 && chown(u->stage, u->st.st_uid, u->st.st_gid))
+		npl_warn(c->d, NULL, "'%s' is now owned by root: %s", u->dir, strerror(errno));
+	if (npl_out_copy_xattrs(u->dir, u->stage))
+		return -1;
+	chmod(u->stage, u->st.st_mode & 07777); /* with an ACL: its mask, as it was */
+	return 0;
 }
 
 /* Write the unit's files into its staging folder: beside the bundle's folder when it is to be
@@ -605,18 +610,16 @@ static int stage(struct commit *c, struct unit *u)
 		u->exchange = 0; /* the parent is not ours to write: in the folder itself */
 		rc = make_stage(c, u, u->dir);
 	}
+	if (!rc && u->exchange && stage_folder(c, u)) {
+		/* attributes another folder cannot take: the folder stays, the files go in one by one */
+		rm_tree(u->stage);
+		u->exchange = 0;
+		rc = make_stage(c, u, u->dir);
+	}
 	free(parent);
 	if (rc)
 		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
 				 s->v[u->files[0]].path, strerror(errno));
-	if (u->exchange) {
-		/* the folder keeps its mode and owner when it is exchanged */
-		chmod(u->stage, u->exists ? u->st.st_mode & 07777 : 0755 & ~c->umask);
-		/* root rendering into someone's folder leaves it theirs */
-		if (u->exists && geteuid() == 0 && chown(u->stage, u->st.st_uid, u->st.st_gid))
-			npl_warn(c->d, NULL, "'%s' is now owned by root: %s", u->dir,
-				 strerror(errno));
-	}
 	for (i = 0; i < u->nfiles; i++) {
 		const struct npl_outfile *f = &s->v[u->files[i]];
 		char *p = npl_out_join(u->stage, npl_out_base_of(f->path));
@@ -709,20 +712,37 @@ static int land_files(struct commit *c, struct unit *u)
 	return 0;
 }
 
+/* Remove the marker from dir, the bundle's folder (NULL dir: the unit's). */
+static void unmark(const struct unit *u, const char *dir)
+{
+	char *m = npl_out_join(dir ? dir : u->dir, NPL_OUT_MARKER);
+
+	unlink(m);
+	free(m);
+}
+
 static int land(struct commit *c, struct unit *u)
 {
 	if (u->exchange && !u->exists) {
 		if (rename(u->stage, u->dir))
 			return npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir,
 					 strerror(errno));
+		unmark(u, NULL);
 		u->landed = 1;
 		return 0;
 	}
 	if (u->exchange) {
+		/* the folder's earlier self, under the staging name once exchanged, is marked first:
+		   a run killed before finish() emptied it leaves it to the next run to remove */
+		u->marked = !npl_out_mark(u->dir);
 		if (!exchange(u->stage, u->dir)) {
+			unmark(u, NULL); /* the staging folder's own, now in the bundle's folder */
 			u->landed = 1;
 			return 0;
 		}
+		if (u->marked)
+			unmark(u, NULL);
+		u->marked = 0;
 		if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP && errno != ENOTSUP &&
 		    errno != EPERM)
 			return npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir,
@@ -742,7 +762,9 @@ static int unland(struct commit *c, struct unit *u)
 		if (u->landed)
 			stuck = u->exists ? exchange(u->stage, u->dir) != 0
 					  : rename(u->dir, u->stage) != 0;
-		u->landed = 0;
+		if (!stuck && u->marked)
+			unmark(u, NULL); /* the earlier self is back, without the mark */
+		u->landed = u->marked = 0;
 		return stuck;
 	}
 	for (k = u->moved - 1; k >= 0; k--) {
@@ -803,8 +825,8 @@ static void finish(struct commit *c, struct unit *u)
 		const char *e = de->d_name;
 		char *back;
 
-		if (!strcmp(e, ".") || !strcmp(e, ".."))
-			continue;
+		if (!strcmp(e, ".") || !strcmp(e, "..") || (u->marked && !strcmp(e, NPL_OUT_MARKER)))
+			continue; /* the mark goes last */
 		if ((find_file(c, u, e) >= 0 || is_gone(u, e)) && !unlinkat(dirfd(dp), e, 0))
 			continue;
 		back = npl_out_join(u->dir, e);
@@ -812,6 +834,8 @@ static void finish(struct commit *c, struct unit *u)
 		free(back);
 	}
 	closedir(dp);
+	if (u->marked)
+		unmark(u, u->stage);
 	if (stuck || rmdir(u->stage))
 		keep_stage(c, u);
 }
@@ -885,7 +909,7 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 	for (i = 0; i < c.nu; i++)
 		for (k = 0; c.u[i].dir[k]; k++)
 			captmp += c.u[i].dir[k] == '/';
-	captmp += c.nu + 8;
+	captmp += 4 * c.nu + 8; /* and each staging folder's marker: a second folder when one falls back */
 	table = npl_xcalloc((size_t)captmp, sizeof(*table));
 	tmpv = table;
 	ntmp = 0;
@@ -935,6 +959,7 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 	free((void *)table);
 	tmpv = NULL;
 	free(made);
+	npl_out_uses_release(&c.uses);
 	release_units(&c);
 	return rc;
 }

@@ -14,6 +14,34 @@
 /* The names of staging folders: whatever starts so in a folder a commit locked is a leftover. */
 #define NPL_OUT_TMP_PREFIX ".npulaunch-tmp-"
 
+/* The file that proves a staging folder this user's npulaunch's (output_keep.c): the commit
+ * writes it first into each staging folder it makes; a folder whose name merely looks like one
+ * is never removed. In a bundle's folder, it is one a killed run left there. */
+#define NPL_OUT_MARKER ".npulaunch-stage"
+#define NPL_OUT_MARKER_TEXT "npulaunch: a render's staging folder; the next render into this folder removes it\n"
+/* Write the marker into dir: 0, or -1 with errno. */
+int npl_out_mark(const char *dir);
+/* 1 when dfd/name is a marker this user's npulaunch wrote: a regular file of this user with one
+ * name (no hard link), and the marker's text exactly. */
+int npl_out_marked(int dfd, const char *name);
+/* Or the start of one, as a run killed while it wrote the marker leaves it (even empty). */
+int npl_out_mark_begun(int dfd, const char *name);
+/* 1 when dfd/name is a staging folder a run of this user left: named NPL_OUT_TMP_PREFIX..., a
+ * folder (not a link) that holds the marker; or, as a run killed before it finished the marker
+ * leaves it, nothing at all or only the start of the marker. */
+int npl_out_ours_at(int dfd, const char *name);
+/* Give the folder to exactly the extended attributes of the folder from, its ACLs with them
+ * (system.posix_acl_access, system.posix_acl_default): 0, or -1 when one cannot be read or
+ * set (a file system that keeps none, an attribute only a privileged process may set). */
+int npl_out_copy_xattrs(const char *from, const char *to);
+/* The paths other processes stand in or hold open, read from /proc when first needed. */
+struct npl_out_uses {
+	char **v;
+	int n, cap, loaded;
+};
+/* 1 when another process works in dir or below (its working folder, a file it has open). */
+int npl_out_in_use(struct npl_out_uses *u, const char *dir);
+void npl_out_uses_release(struct npl_out_uses *u);
 /* What a bundle's manifest proves (npl_out_read_record). */
 enum { NPL_REC_NONE, NPL_REC_OLD, NPL_REC_CHANGED, NPL_REC_TRUSTED };
 

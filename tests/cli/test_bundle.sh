@@ -1,7 +1,9 @@
 # render -o as a bundle: an empty -o is refused; the manifest records what render wrote (sha256);
 # files of an earlier bundle are removed, the user's own files kept, edited files refused without
 # --force and named; --check tells stale from edited; a bundle is replaced whole or not at all
-# under SIGINT, SIGTERM and SIGKILL, leftovers of a killed run are cleaned by the next, and
+# under SIGINT, SIGTERM, SIGKILL and a full file system; leftovers of a killed run are cleaned by
+# the next, and only those it proves its own (a marker), never a look-alike of the user's; a folder
+# exchanged keeps its ACLs and extended attributes, and one a process works in is not exchanged;
 # concurrent renders into one folder are serialised by a lock.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
@@ -25,15 +27,19 @@ whole() {
 	want=$( (jq -r 'input_filename as $f | .files | keys[] | "\($f | rtrimstr("/manifest.json"))/\(.)"' \
 		"${@/%//manifest.json}" 2>&1
 		for d in "$@"; do for k in "${keep[@]}"; do echo "$d/$k"; done; done) | LC_ALL=C sort)
-	got=$(find "$@" -mindepth 1 -maxdepth 1 -printf '%h/%f\n' | LC_ALL=C sort)
+	# a marker a run killed in its swap left is the next run's to remove (leftovers)
+	got=$(find "$@" -mindepth 1 -maxdepth 1 ! -name .npulaunch-stage -printf '%h/%f\n' | LC_ALL=C sort)
 	[[ $want == "$got" ]] || { diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5; return; }
 	jq -r 'input_filename as $f | .files | to_entries[] | select(.key != "manifest.json")
 		| "\(.value.sha256)  \($f | rtrimstr("manifest.json"))\(.key)"' "${@/%//manifest.json}" |
 		sha256sum -c --quiet 2>&1 | head -5
 }
 
-# leftovers DIR: temporary and backup files below DIR, of this and of older versions
-leftovers() { find "$1" \( -name '.npulaunch-tmp-*' -o -name '.*.??????' \) -print | sort | head -20; }
+# leftovers DIR: staging folders and markers below DIR
+leftovers() { find "$1" \( -name '.npulaunch-tmp-*' -o -name '.npulaunch-stage' \) -print | sort | head -20; }
+MARK='npulaunch: a render'"'"'s staging folder; the next render into this folder removes it'
+# stage DIR: a staging folder as a killed run leaves it (marked, a file or two in it)
+stage() { mkdir -p "$1/old" && printf '%s\n' "$MARK" >"$1/.npulaunch-stage" && touch "$1/pd-mixed.sh" "$1/old/bench.sh"; }
 
 # ---- 12: an empty -o is a usage error, not "/" or the current folder
 mkdir "$T/cwd"
@@ -185,17 +191,42 @@ expect_eq "$(cat "$T/out")" "stale $T/c/pd-mixed.sh" "--check of a mode change"
 expect_rc 0 "$NPL" render $PD -o "$T/c"
 expect_eq "$(stat -c %a "$T/c/pd-mixed.sh")" 755 "a mode change is put right without --force"
 
-# ---- 15: leftovers of a killed run (this version's and an older one's) are cleaned by the next
+# ---- 15: leftovers of a killed run are cleaned by the next: only what is provably its own
 expect_rc 0 "$NPL" render --all -o "$T/all"
-mkdir -p "$T/all/.npulaunch-tmp-4242-0" "$T/all/$PD/.npulaunch-tmp-4242-1/old"
-touch "$T/all/.npulaunch-tmp-4242-0/pd-mixed.sh" "$T/all/$PD/.npulaunch-tmp-4242-1/old/bench.sh" \
-	"$T/all/$PD/.pd-mixed.sh.AbC123" "$T/all/$PD/.bench.sh.old.x1Y2z3" "$T/all/$PD/.manifest.json.Qq0000"
-touch "$T/all/.npulaunch-tmp-77-3"
+stage "$T/all/.npulaunch-tmp-4242-0"
+stage "$T/all/$PD/.npulaunch-tmp-4242-1"
+mkdir "$T/all/.npulaunch-tmp-4242-2" # killed between making it and marking it: empty
+printf '%s\n' "$MARK" >"$T/all/$PD/.npulaunch-stage" # killed in the swap
 expect_rc 0 "$NPL" render $PD -o "$T/all/$PD"
-expect_eq "$(leftovers "$T/all")" "" "leftovers after a single render"
-mkdir -p "$T/all/.npulaunch-tmp-4242-0" && touch "$T/all/$DIS/.router.sh.old.AAAAAA"
+expect_eq "$(leftovers "$T/all/$PD")" "" "leftovers after a single render"
+expect_eq "$(whole "$T/all/$PD")" "" "the bundle after a single render"
 expect_rc 0 "$NPL" render --all -o "$T/all"
 expect_eq "$(leftovers "$T/all")" "" "leftovers after render --all"
+# ... and what merely looks like one stays, the user's: hidden files and folders named like an
+# older version's temporaries, a staging name that holds no marker, or a marker that is not one
+# (other text, a symlink, a second name of a marker); the bundle goes in file by file around them
+K=$T/keep
+expect_rc 0 "$NPL" render $PD -o "$K"
+mkdir -p "$K/.manifest.json.golden" "$K/.npulaunch-tmp-1-1" "$K/.npulaunch-tmp-1-2" "$K/.npulaunch-tmp-1-3" \
+	"$K/.npulaunch-tmp-1-4" "$K/.npulaunch-tmp-1-5"
+echo mine >"$K/.pd-mixed.sh.backup"
+echo mine >"$K/.manifest.json.golden/m"
+echo mine >"$K/.bench.sh.AbC123"
+echo mine >"$K/.npulaunch-tmp-1-1/notes"
+printf '%s\n' "$MARK" >"$T/mark-elsewhere"
+ln -s "$T/mark-elsewhere" "$K/.npulaunch-tmp-1-2/.npulaunch-stage"
+echo other >"$K/.npulaunch-tmp-1-3/.npulaunch-stage"
+ln "$T/mark-elsewhere" "$K/.npulaunch-tmp-1-4/.npulaunch-stage"
+touch "$K/.npulaunch-tmp-1-5/x" && ln -s "$K/.npulaunch-tmp-1-5" "$K/.npulaunch-tmp-1-6"
+echo mine >"$K/.npulaunch-stage"
+(cd "$K" && find . -mindepth 1 ! -name '*.sh' ! -name manifest.json -print0 | LC_ALL=C sort -z | xargs -0 ls -ld --time-style=+ ) >"$T/keep.before"
+expect_rc 0 "$NPL" render $PD --model-path /other -o "$K"
+(cd "$K" && find . -mindepth 1 ! -name '*.sh' ! -name manifest.json -print0 | LC_ALL=C sort -z | xargs -0 ls -ld --time-style=+ ) >"$T/keep.after"
+expect_eq "$(diff "$T/keep.before" "$T/keep.after")" "" "what a render kept of the user's"
+expect_eq "$(cat "$K/.pd-mixed.sh.backup" "$K/.manifest.json.golden/m" "$K/.npulaunch-stage")" "mine
+mine
+mine" "the user's look-alikes"
+expect_eq "$(jq -r '.site["model-path"]' "$K/manifest.json")" /other "the bundle beside them"
 bundles=("$T/all"/*/)
 expect_eq "$(whole "${bundles[@]%/}")" "" "bundles of render --all"
 
@@ -238,6 +269,88 @@ for ((i = 1; i <= runs; i++)); do
 	fi
 done
 echo "signals: $old runs left the old bundles, $new the new ones; SIGKILL mixed bundles of two runs $mixed times" >&2
+
+# ---- 15: a re-render keeps what the folder is: its ACLs, extended attributes, mode and owner
+if command -v setfacl >/dev/null && setfacl -m u:65534:rwx "$T" 2>/dev/null; then
+	setfacl -b "$T"
+	A=$T/acl
+	expect_rc 0 "$NPL" render $PD -o "$A"
+	setfacl -m u:65534:rwx,g::r-x "$A" && setfacl -d -m u:65534:r-x "$A"
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.team", b"serving")' "$A" 2>/dev/null && xattr=1 || xattr=
+	attrs() { stat -c '%a %u %g %i' "$1"; getfacl -cpn "$1" 2>/dev/null; [[ -z $xattr ]] ||
+		python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.team"))' "$1"; }
+	before=$(attrs "$A")
+	expect_rc 0 "$NPL" render $PD --model-path /acl -o "$A"
+	expect_eq "$(jq -r '.site["model-path"]' "$A/manifest.json")" /acl "the re-rendered bundle"
+	# the inode may change (the folder is exchanged whole); all else stays
+	expect_eq "$(attrs "$A" | sed '1s/ [0-9]*$//')" "$(sed '1s/ [0-9]*$//' <<<"$before")" "the folder's ACLs and attributes after a re-render"
+	# the owning group has what its ACL entry gives it (r-x), not the mask's write bit
+	expect_eq "$(getfacl -cpn "$A" | grep '^group::')" "group::r-x" "the owning group's entry"
+	# a file written there takes the folder's default ACL, as one written in place would
+	expect_grep <(getfacl -cpn "$A/pd-mixed.sh") "user:65534:r-x"
+	# ... and a parent's default ACL does not reach a folder that had none
+	P=$T/pacl
+	expect_rc 0 "$NPL" render $PD -o "$P/b"
+	setfacl -d -m u:65534:rwx "$P"
+	before=$(attrs "$P/b")
+	expect_rc 0 "$NPL" render $PD --model-path /pacl -o "$P/b"
+	expect_eq "$(attrs "$P/b" | sed '1s/ [0-9]*$//')" "$(sed '1s/ [0-9]*$//' <<<"$before")" "a folder under a parent's default ACL"
+	expect_eq "$(jq -r '.site["model-path"]' "$P/b/manifest.json")" /pacl "the bundle under a parent's default ACL"
+else
+	echo "SKIP: no setfacl, or a file system without ACLs: the ACL cases are not run"
+fi
+
+# ---- 15: a process working in the folder keeps it: its results are not exchanged away
+U=$T/use
+expect_rc 0 "$NPL" render $PD -o "$U"
+ino=$(stat -c %i "$U")
+(cd "$U" && exec sleep 60) &
+sleeper=$!
+while [[ $(readlink "/proc/$sleeper/cwd") != "$U" ]]; do sleep 0.05; done
+expect_rc 0 "$NPL" render $PD --model-path /use -o "$U"
+expect_eq "$(stat -c %i "$U")" "$ino" "the folder a process works in (its inode)"
+expect_eq "$(readlink "/proc/$sleeper/cwd")" "$U" "the working folder of the process inside"
+expect_eq "$(jq -r '.site["model-path"]' "$U/manifest.json")" /use "the bundle a process works in"
+expect_eq "$(whole "$U")" "" "the bundle a process works in"
+kill $sleeper && wait $sleeper 2>/dev/null
+# ... and a file open there (bash reads its script as it runs: bench.sh holds it open)
+sleep 60 <"$U/bench.sh" &
+sleeper=$!
+while [[ $(readlink "/proc/$sleeper/fd/0") != "$U/bench.sh" ]]; do sleep 0.05; done
+ino=$(stat -c %i "$U")
+expect_rc 0 "$NPL" render $PD --model-path /open -o "$U"
+expect_eq "$(stat -c %i "$U")" "$ino" "the folder a process has a file of open (its inode)"
+# the file it reads was replaced in the folder, not carried off with a folder exchanged away
+[[ $(readlink "/proc/$sleeper/fd/0") == "$U/bench.sh"* ]] || fail "the open file is now $(readlink "/proc/$sleeper/fd/0")"
+kill $sleeper && wait $sleeper 2>/dev/null
+# with nobody inside, it is exchanged whole again
+expect_rc 0 "$NPL" render $PD --model-path /free -o "$U"
+[[ $(stat -c %i "$U") != "$ino" ]] || fail "a folder nobody works in was not exchanged whole"
+expect_eq "$(whole "$U")" "" "the bundle after the process left"
+
+# ---- 15: a full file system: the render fails, the earlier bundle stays whole, nothing left
+if unshare -rm true 2>/dev/null; then
+	F=$T/full
+	mkdir "$F"
+	unshare -rm bash -c '
+		mount -t tmpfs -o size=160k none "$1" || exit 9
+		"$2" render "$3" -o "$1/b" 2>/dev/null || exit 8
+		cp -a "$1/b" "$1.before"
+		# fill it: what is left is less than a bundle
+		head -c 150000 /dev/zero >"$1/fill" 2>/dev/null
+		"$2" render "$3" --model-path /enospc -o "$1/b" 2>"$1.err" && exit 7
+		diff -r "$1.before" "$1/b" >/dev/null || exit 6
+		find "$1" \( -name ".npulaunch-*" \) | grep -q . && exit 5
+		rm "$1/fill"
+		"$2" render "$3" --model-path /room -o "$1/b" 2>/dev/null || exit 4
+		find "$1" \( -name ".npulaunch-*" \) | grep -q . && exit 3
+		exit 0' sh "$F" "$NPL" $PD
+	rc=$?
+	expect_eq "$rc" 0 "the ENOSPC case (9: no tmpfs, 8: first render, 7: no failure, 6: bundle changed, 5 and 3: leftovers, 4: no recovery)"
+	expect_grep "$F.err" "No space left on device"
+else
+	echo "SKIP: no user namespace here (unshare -rm): the ENOSPC case is not run"
+fi
 
 # ---- 15: concurrent renders into one folder give one whole result
 for i in 1 2 3 4; do

@@ -1156,26 +1156,38 @@ static void test_bundle_record_tampered(void **state)
 	assert_string_equal(whole(at(f, "out/B"), "a.sh"), "two");
 }
 
-/* What a killed run (or an older npulaunch) left is removed; the user's dot files are not. */
+/* What a killed run left is removed, when it proves itself its own (the marker); what merely
+ * looks like it (an older npulaunch's unmarked temporaries, the user's dot files, a staging name
+ * without the marker or with a marker of other text) is kept. */
 static void test_bundle_leftovers(void **state)
 {
+	static const char mark[] = "npulaunch: a render's staging folder; the next render into this folder removes it\n";
 	struct fx *f = *state;
 
 	commit_tagged(f, at(f, "out/B"), "one", "a.sh");
 	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-0"), 0700), 0);
+	write_file(at(f, "out/.npulaunch-tmp-1-0/.npulaunch-stage"), mark, 0600);
 	write_file(at(f, "out/.npulaunch-tmp-1-0/a.sh"), "x", 0600);
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-2"), 0700), 0); /* killed before its marker */
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-3"), 0700), 0); /* killed while writing it */
+	write_file(at(f, "out/.npulaunch-tmp-1-3/.npulaunch-stage"), "npulaunch: a ren", 0600);
 	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1"), 0700), 0);
+	write_file(at(f, "out/B/.npulaunch-tmp-1-1/.npulaunch-stage"), mark, 0600);
 	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1/.old"), 0700), 0);
 	write_file(at(f, "out/B/.npulaunch-tmp-1-1/.old/a.sh"), "x", 0600);
+	write_file(at(f, "out/B/.npulaunch-stage"), mark, 0600); /* killed in its swap */
+	/* the user's */
 	write_file(at(f, "out/B/.a.sh.Ab12Cd"), "x", 0600);
-	write_file(at(f, "out/B/.manifest.json.old.Ab12Cd"), "x", 0600);
-	write_file(at(f, "out/B/.b.sh.zzzzzz"), "x", 0600); /* b.sh: new in this commit */
+	write_file(at(f, "out/B/.a.sh.backup"), "x", 0600);
 	write_file(at(f, "out/B/.hidden"), "mine", 0600);
-	write_file(at(f, "out/B/.c.sh.Ab12Cd"), "mine", 0600); /* no c.sh here */
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-9-9"), 0700), 0);
+	write_file(at(f, "out/.npulaunch-tmp-9-9/notes"), "mine", 0600);
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-9-8"), 0700), 0);
+	write_file(at(f, "out/.npulaunch-tmp-9-8/.npulaunch-stage"), "mine\n", 0600);
 	write_file(at(f, "out/.npulaunch-tmp"), "mine", 0600);
 	commit_tagged(f, at(f, "out/B"), "two", "a.sh b.sh");
-	assert_string_equal(whole(at(f, "out/B"), ".c.sh.Ab12Cd .hidden"), "two");
-	assert_listing(at(f, "out"), ".npulaunch-tmp B");
+	assert_string_equal(whole(at(f, "out/B"), ".a.sh.Ab12Cd .a.sh.backup .hidden"), "two");
+	assert_listing(at(f, "out"), ".npulaunch-tmp .npulaunch-tmp-9-8 .npulaunch-tmp-9-9 B");
 }
 
 /* A failure while the bundles go in puts back every one already in: the exchanged ones, and

@@ -1,0 +1,228 @@
+/* output_keep.c: what a commit may remove, what it keeps of a folder it exchanges, and who
+ * stands in a folder; see output_internal.h. */
+#define _GNU_SOURCE /* O_NOFOLLOW, O_DIRECTORY */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "npulaunch/arena.h"
+#include "output_internal.h"
+
+static const char marker_text[] = NPL_OUT_MARKER_TEXT;
+
+int npl_out_mark(const char *dir)
+{
+	char *p = npl_out_join(dir, NPL_OUT_MARKER);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), rc = -1;
+
+	free(p);
+	if (fd < 0)
+		return -1;
+	if (write(fd, marker_text, sizeof(marker_text) - 1) == (ssize_t)(sizeof(marker_text) - 1))
+		rc = 0;
+	if (close(fd))
+		rc = -1;
+	return rc;
+}
+
+/* 1 when dfd/name is a marker this user's npulaunch wrote, or (whole 0) began to write: a
+ * regular file of this user with one name and the marker's text, or the start of it. */
+static int marker_at(int dfd, const char *name, int whole)
+{
+	char buf[sizeof(marker_text) + 1];
+	struct stat st;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	/* this user's own, one name only (no hard link to another's), the exact text */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    st.st_size > (off_t)sizeof(marker_text) - 1 || (whole && st.st_size != (off_t)sizeof(marker_text) - 1)) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)st.st_size && !memcmp(buf, marker_text, (size_t)n);
+}
+
+int npl_out_marked(int dfd, const char *name)
+{
+	return marker_at(dfd, name, 1);
+}
+
+int npl_out_mark_begun(int dfd, const char *name)
+{
+	return marker_at(dfd, name, 0);
+}
+
+int npl_out_ours_at(int dfd, const char *name)
+{
+	int fd, ours = 1, n = 0;
+	DIR *dp;
+	struct dirent *de;
+
+	if (strncmp(name, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)))
+		return 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (npl_out_marked(fd, NPL_OUT_MARKER)) {
+		close(fd);
+		return 1;
+	}
+	/* or as a run killed before its marker was whole leaves it: empty, or the marker begun
+	   and nothing else (removing it loses nothing) */
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return 0;
+	}
+	while (ours && (de = readdir(dp)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			ours = !n++ && !strcmp(de->d_name, NPL_OUT_MARKER) && marker_at(dirfd(dp), de->d_name, 0);
+	closedir(dp);
+	return ours;
+}
+
+/* The extended attributes' names of path (a list of NUL-terminated names), its length in *n;
+ * NULL with *n 0 when it has none or the file system keeps none. */
+static char *xattr_names(const char *path, ssize_t *n)
+{
+	char *v = NULL;
+
+	for (;;) {
+		ssize_t len = llistxattr(path, NULL, 0);
+
+		*n = 0;
+		if (len <= 0) {
+			free(v);
+			return NULL;
+		}
+		v = npl_xrealloc(v, (size_t)len);
+		*n = llistxattr(path, v, (size_t)len);
+		if (*n >= 0)
+			return v;
+		if (errno != ERANGE) { /* grew meanwhile: again */
+			*n = 0;
+			free(v);
+			return NULL;
+		}
+	}
+}
+
+static int has_name(const char *names, ssize_t n, const char *name)
+{
+	ssize_t i;
+
+	for (i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
+		if (!strcmp(names + i, name))
+			return 1;
+	return 0;
+}
+
+int npl_out_copy_xattrs(const char *from, const char *to)
+{
+	ssize_t nf, nt, i, len;
+	char *fnames = xattr_names(from, &nf), *tnames = xattr_names(to, &nt), *val = NULL;
+	int rc = 0;
+
+	/* what to has and from lacks (a default ACL inherited from the parent): removed */
+	for (i = 0; i < nt && !rc; i += (ssize_t)strlen(tnames + i) + 1)
+		if (!has_name(fnames, nf, tnames + i) && lremovexattr(to, tnames + i) && errno != ENODATA)
+			rc = -1;
+	for (i = 0; i < nf && !rc; i += (ssize_t)strlen(fnames + i) + 1) {
+		len = lgetxattr(from, fnames + i, NULL, 0);
+		if (len < 0) {
+			rc = errno == ENODATA ? 0 : -1;
+			continue;
+		}
+		val = npl_xrealloc(val, (size_t)len + 1);
+		len = lgetxattr(from, fnames + i, val, (size_t)len);
+		if (len < 0 || lsetxattr(to, fnames + i, val, (size_t)len, 0))
+			rc = -1;
+	}
+	free(val);
+	free(fnames);
+	free(tnames);
+	return rc;
+}
+
+/* ---- who stands in a folder ---------------------------------------------------------- */
+
+/* The paths each other process stands in or has open (its working folder, its open files),
+ * read once per commit from /proc; those of another user's processes are not readable
+ * unless root, and are not needed: a user's render exchanges only what the user may. */
+static void load_uses(struct npl_out_uses *u)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	char link[PATH_MAX], self[32];
+
+	u->loaded = 1;
+	if (!proc)
+		return;
+	snprintf(self, sizeof(self), "%ld", (long)getpid());
+	while ((de = readdir(proc))) {
+		char dir[300];
+		DIR *fds;
+		struct dirent *fe;
+		ssize_t n;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || !strcmp(de->d_name, self))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%s/cwd", de->d_name);
+		if ((n = readlink(dir, link, sizeof(link) - 1)) > 0) {
+			link[n] = '\0';
+			u->v = npl_out_grow(u->v, &u->cap, u->n, sizeof(*u->v));
+			u->v[u->n++] = npl_out_strdup(link);
+		}
+		snprintf(dir, sizeof(dir), "/proc/%s/fd", de->d_name);
+		if (!(fds = opendir(dir)))
+			continue;
+		while ((fe = readdir(fds)))
+			if (fe->d_name[0] != '.' &&
+			    (n = readlinkat(dirfd(fds), fe->d_name, link, sizeof(link) - 1)) > 0 && link[0] == '/') {
+				link[n] = '\0';
+				u->v = npl_out_grow(u->v, &u->cap, u->n, sizeof(*u->v));
+				u->v[u->n++] = npl_out_strdup(link);
+			}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+int npl_out_in_use(struct npl_out_uses *u, const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	size_t len;
+	int i, used = 0;
+
+	if (!real)
+		return 0;
+	if (!u->loaded)
+		load_uses(u);
+	len = strlen(real);
+	for (i = 0; i < u->n && !used; i++)
+		used = !strncmp(u->v[i], real, len) && (u->v[i][len] == '/' || u->v[i][len] == '\0' || len == 1);
+	free(real);
+	return used;
+}
+
+void npl_out_uses_release(struct npl_out_uses *u)
+{
+	int i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->v[i]);
+	free(u->v);
+	memset(u, 0, sizeof(*u));
+}
