@@ -770,6 +770,11 @@ static void commit_tagged(struct fx *f, const char *dir, const char *tag, const 
 }
 
 /* The names in dir, sorted, on one line. */
+/* Set while a SIGKILL's outcome is looked at: a marker the killed run left in a bundle's folder
+ * (between marking and its swap) is the next commit's to remove (count_staging counts it), and
+ * listing() leaves it out. */
+static int marker_ok;
+
 static char *listing(const char *dir)
 {
 	struct dirent **names;
@@ -777,7 +782,8 @@ static char *listing(const char *dir)
 	int n = scandir(dir, &names, NULL, alphasort), i;
 
 	for (i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..") &&
+		    !(marker_ok && !strcmp(names[i]->d_name, ".npulaunch-stage")))
 			npl_buf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
 		free(names[i]);
 	}
@@ -871,7 +877,7 @@ static const char *whole(const char *dir, const char *extras)
 	return tag;
 }
 
-/* Entries named .npulaunch-tmp-* below dir (the tree) and in its parent. */
+/* Entries named .npulaunch-tmp-* or .npulaunch-stage below dir (the tree). */
 static int count_staging(const char *dir)
 {
 	DIR *dp = opendir(dir);
@@ -885,7 +891,7 @@ static int count_staging(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (!strncmp(de->d_name, ".npulaunch-tmp-", 15)) {
+		if (!strncmp(de->d_name, ".npulaunch-tmp-", 15) || !strcmp(de->d_name, ".npulaunch-stage")) {
 			fprintf(stderr, "left behind: %s\n", path);
 			n++;
 		} else if (de->d_type == DT_DIR) {
@@ -1451,7 +1457,9 @@ static void test_signals(void **state)
 		nanosleep(&ts, NULL);
 		kill(pid, sig);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
+		marker_ok = sig == SIGKILL;
 		got = all_whole(dir);
+		marker_ok = 0;
 		if (WIFSIGNALED(status)) {
 			assert_int_equal(WTERMSIG(status), sig);
 			killed++;
