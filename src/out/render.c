@@ -297,6 +297,8 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 		/* addresses are read from a list, or from NPULAUNCH_NODE_IP to find the node */
 		cJSON_AddBoolToObject(v, "site_addresses", lists > 0 || list);
 		cJSON_AddBoolToObject(v, "site_hosts", hosts > 0);
+		/* bench.sh reads site values only when the entry point is a node's address */
+		cJSON_AddBoolToObject(v, "site_any", lists + values > 0);
 	}
 	if (list) {
 		int k = npl_site_key_from_name(list);

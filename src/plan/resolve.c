@@ -606,7 +606,7 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 		cJSON_AddItemToArray(roles, npl_rs_server_role(c, &sh[i]));
 	if (R->mode == NPL_MODE_PD_DISAGG)
 		cJSON_AddItemToArray(roles, npl_rs_router_role(c, &sh[0], &sh[1]));
-	cJSON_AddItemToArray(roles, npl_rs_bench_role(c));
+	cJSON_AddItemToArray(roles, npl_rs_bench_role(c, R->mode == NPL_MODE_PD_DISAGG ? NULL : cJSON_GetArrayItem(roles, 0)));
 	role_needs(roles, sh, nsh, &all);
 	cJSON_AddItemToObject(plan, "needs", needs_json(&all));
 	/* a site value of the scripts (not an address list: check_site) that nothing refers to */

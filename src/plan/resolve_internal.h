@@ -222,7 +222,8 @@ void npl_rs_put_spec(struct ctx *c, struct launch *l, const struct spec_state *s
 
 cJSON *npl_rs_server_role(struct ctx *c, const struct shape *sh);
 cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct shape *dec);
-cJSON *npl_rs_bench_role(struct ctx *c);
+/* The benchmark's role; server: the PD-mixed server's role (where it connects), else NULL. */
+cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server);
 
 /* ---- container.c ---------------------------------------------------------------- */
 

@@ -575,7 +575,26 @@ static int need_bench(struct ctx *c, const struct oint *v, const char *key, cons
 	return v->v;
 }
 
-cJSON *npl_rs_bench_role(struct ctx *c)
+/* Where the benchmark connects: where the entry point listens. A PD-disaggregated deployment's
+ * router listens on the entry host; a PD-mixed server on its first node's --host, which is that
+ * node's own address when the server spans nodes (at the entry host nothing would answer). */
+static void bench_host(struct ctx *c, struct launch *l, const cJSON *server)
+{
+	struct top *t = &c->t;
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(server, "nodes"), 0), *f;
+	const char *host = NULL, *entry = npl_rs_lit(c, t->entry_host.s ? t->entry_host.s : "");
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
+		if (!host && npl_json_str(f, "flag") && !strcmp(npl_json_str(f, "flag"), "--host"))
+			host = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0));
+	if (host && strcmp(host, entry))
+		npl_rs_put_flag(c, l, "host", npl_rs_from_rule("bench-host", "where the entry point listens: the PD-mixed server's first node's --host"),
+				1, npl_arena_strdup(c->a, host));
+	else
+		npl_rs_put_flag(c, l, "host", t->entry_host.o, 1, entry);
+}
+
+cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 {
 	struct merged m;
 	struct launch l;
@@ -592,7 +611,7 @@ cJSON *npl_rs_bench_role(struct ctx *c)
 	npl_rs_put_flag(c, &l, "dataset-name", t->bench_dataset.o, 1, ds);
 	npl_rs_put_flag(c, &l, "backend", npl_rs_from_rule("bench-backend", "sglang-oai-chat for images, else sglang"),
 		 1, !strcmp(ds, "image") ? "sglang-oai-chat" : "sglang");
-	npl_rs_put_flag(c, &l, "host", t->entry_host.o, 1, npl_rs_lit(c, t->entry_host.s ? t->entry_host.s : ""));
+	bench_host(c, &l, server);
 	npl_rs_put_flag(c, &l, "port", t->port_entry.o, 1, npl_rs_num(c, port_or(c, &t->port_entry, "entry")));
 	npl_rs_put_flag(c, &l, "max-concurrency", t->bench_concurrency.o, 1,
 		 npl_rs_num(c, need_bench(c, &t->bench_concurrency, "concurrency", ds)));

@@ -17,6 +17,23 @@ expect_rc 2 "$NPL" bench kimi-k2.6-w4a8-16p-in64k-out1k-100ms --dry-run
 expect_grep "$T/err" "the benchmark's entry point needs --node-ip"
 expect_rc 0 "$NPL" bench $K20 --host 10.9.0.1 --port 30000 --dry-run
 expect_grep "$T/out" "--host 10.9.0.1 --port 30000"
+# ... and so does the bundle's bench.sh (issue 25, 12: one answer to "where is the server"): the
+# plan's entry point, the first node's address, given at render or from NODE_IPS when run
+make_root "$T/r16"
+expect_rc 0 "$NPL" render kimi-k2.6-w4a8-16p-in64k-out1k-100ms --node-ip 10.0.0.1 --node-ip 10.0.0.2 -o "$T/b16"
+expect_eq "$(jq -r '.roles[0].endpoints[0].url' "$T/b16/manifest.json")" 'http://${node-ip[0]|url}:6688' "the entry point"
+rm -f "$T/calls"
+expect_rc 0 env PATH="$T/r16.bin:$PATH" NPL_STUB_LOG="$T/calls" bash "$T/b16/bench.sh"
+expect_grep "$T/calls" '"--host","10.0.0.1","--port","6688"'
+expect_rc 0 "$NPL" render kimi-k2.6-w4a8-16p-in64k-out1k-100ms -o "$T/b16e"
+rm -f "$T/calls"
+expect_rc 0 env PATH="$T/r16.bin:$PATH" NPL_STUB_LOG="$T/calls" NODE_IPS="10.0.0.3 10.0.0.4" bash "$T/b16e/bench.sh"
+expect_grep "$T/calls" '"--host","10.0.0.3","--port","6688"'
+expect_rc 2 env PATH="$T/r16.bin:$PATH" NPL_STUB_LOG="$T/calls" bash "$T/b16e/bench.sh"
+expect_grep "$T/err" "NODE_IPS"
+# where the entry point is the loopback (one node), bench.sh reads no site value
+expect_rc 0 "$NPL" render $K20 -o "$T/b20"
+expect_nogrep "$T/b20/bench.sh" "NODE_IPS"
 # and it runs: the stub stands in for python; proxies are cleared; a benchmark that writes
 # nothing is said to
 make_root "$T/root"

@@ -20,6 +20,8 @@ shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", ".
 sys.path.insert(0, os.path.join(shared, "tools"))
 import seeds  # noqa: E402
 import semantic  # noqa: E402
+sys.path.insert(0, here)
+import golden_fix  # noqa: E402
 
 out_dir = os.path.join(here, "expected")
 index = []
@@ -35,6 +37,10 @@ for rec in seeds.load(os.path.join(shared, "seeds")):
     doc = {"id": rid, "title": rec["title"], "seed": rec["source"], "meta": rec["meta"],
            "site": semantic.SITE, "node_ips": semantic.seed_node_ips(rec),
            "roles": roles}
+    if "pd-mixed#0" in roles and "bench" in roles:
+        note = golden_fix.bench_where_listening(roles["bench"]["flags"], roles["pd-mixed#0"]["flags"])
+        if note:
+            doc["deviations"] = [note]
     with open(os.path.join(out_dir, rid + ".json"), "w") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -34,6 +34,8 @@ import yaml
 
 here = os.path.dirname(os.path.abspath(__file__))
 source_dir = os.path.normpath(os.path.join(here, "..", ".."))
+sys.path.insert(0, here)
+import golden_fix  # noqa: E402
 
 SITE = {
     "model_path": "/path/to/model-weights",
@@ -434,6 +436,10 @@ def derive(reg, rec):
     res = run_text(fill(rec["bench"]), nodes[0][0])
     call = one_call(res, BENCH, f"{rec['where']}: the benchmark block")
     _, bench = call_semantics(reg, res, call, normalized, "bench", False)
+    if not pd:
+        note = golden_fix.bench_where_listening(bench["flags"], out_nodes[0]["launch"]["flags"])
+        if note:
+            devs.append(note)
     if any(flag(n["launch"], "--speculative-draft-model-path") is not None for n in out_nodes):
         site["draft_model_path"] = SITE["draft_model_path"]
     site["ifname"] = SITE["ifname"]

@@ -204,6 +204,28 @@ static void golden_apply(void **state)
 	sim_destroy(&s);
 }
 
+/* Each fix of the page the record made ("WHAT: why", golden_fix.py) is one the recipe states: its
+ * plan's recipe.deviations ([{what, why, at}]) has WHAT, so that show and drift say it too. */
+static void deviations_said(const char *id, const cJSON *exp, const cJSON *plan)
+{
+	const cJSON *d, *said = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"),
+								  "deviations");
+
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(exp, "deviations")) {
+		const cJSON *s;
+		char what[64];
+		int found = 0;
+
+		assert_true(cJSON_IsString(d) && sscanf(d->valuestring, "%63[^:]:", what) == 1);
+		cJSON_ArrayForEach(s, said) /* [{what, why, at}] */
+			found |= cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s, "what")) &&
+				 !strcmp(cJSON_GetObjectItemCaseSensitive(s, "what")->valuestring, what);
+		if (!found)
+			fail_msg("%s: the record fixes the page (%s), and the recipe states no deviation '%s'", id,
+				 d->valuestring, what);
+	}
+}
+
 static void golden(void **state)
 {
 	const char *id = *state;
@@ -268,6 +290,7 @@ static void golden(void **state)
 
 		assert_non_null(m);
 		assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "recipe"), "id")->valuestring, id);
+		deviations_said(id, exp, m);
 		cJSON_Delete(m);
 	}
 	free(manifest);

@@ -510,6 +510,29 @@ static void sort_members(cJSON *o)
 	cJSON_Delete(sorted);
 }
 
+/* The record's fix of the page's benchmark host (golden_fix.py, "bench-host: the page's benchmark
+ * gives --host X, ... (Y)"): the page launches X, the record Y. Applied to what the page launched. */
+static void bench_fixed(cJSON *bench, const cJSON *devs)
+{
+	const cJSON *d, *f;
+	char from[64], to[64];
+
+	cJSON_ArrayForEach(d, devs) {
+		if (!cJSON_IsString(d) ||
+		    sscanf(d->valuestring, "bench-host: the page's benchmark gives --host %63[^,], where nothing listens: "
+					    "its server binds the first node's address; the benchmark connects there (%63[^)])",
+			   from, to) != 2)
+			continue;
+		cJSON_ArrayForEach(f, cJSON_GetObjectItem(bench, "flags")) {
+			cJSON *v = cJSON_GetArrayItem(cJSON_GetArrayItem(f, 1), 0);
+
+			if (!strcmp(cJSON_GetArrayItem(f, 0)->valuestring, "--host") && cJSON_IsString(v) &&
+			    !strcmp(v->valuestring, from))
+				cJSON_SetValuestring(v, to);
+		}
+	}
+}
+
 static void test_seed_goldens(void **state)
 {
 	static const char *const env[] = {"MODEL_PATH=/path/to/model-weights",
@@ -546,6 +569,7 @@ static void test_seed_goldens(void **state)
 		assert_int_equal(npl_pagesh_run(s->bench, s->nbench, seed_ips[0], &seed_site, env, &r, &c.a, &c.d), 0);
 		assert_int_equal(r.n, 1);
 		cJSON_AddItemToObject(got, "bench", seed_semantics(&r.v[0], cJSON_GetObjectItem(cJSON_GetObjectItem(gold, "roles"), "bench"), &c.a));
+		bench_fixed(cJSON_GetObjectItem(got, "bench"), cJSON_GetObjectItem(gold, "deviations"));
 		cJSON_ArrayForEach(want, cJSON_GetObjectItem(gold, "roles")) {
 			cJSON *g = cJSON_GetObjectItem(got, want->string);
 			char *gs, *ws;
