@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 out:
 	npl_cli_flush(&cli);
 	npl_diag_flush_groups(&cli.diag, stderr);
-	if (close_stdout() && rc == NPL_EXIT_OK)
+	if ((close_stdout() | npl_cli_json_refused()) && rc == NPL_EXIT_OK) /* both, always */
 		rc = NPL_EXIT_FAIL;
 	npl_diag_release(&cli.diag);
 	npl_arena_release(&cli.arena);

@@ -166,6 +166,13 @@ void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
  * name for the root, "/", "//", "/tmp/..", "." in / (an unset variable in `-o "$OUT/"`). 0, or a
  * usage error said for cmd. */
 int npl_cli_output_dir(const char *cmd, const char *dir);
+/* A usage error (NPL_EXIT_USAGE) when value, given as what (a path), is not UTF-8: what --json
+ * would carry; else 0. */
+int npl_cli_json_text(const char *cmd, const char *what, const char *value);
+/* Print a --json document (cJSON_Print()'s text) and a newline; when it is not UTF-8 (text no
+ * check caught), print nothing, say so, and npl_cli_json_refused() turns the exit status to 1. */
+void npl_cli_puts_json(const char *text);
+int npl_cli_json_refused(void);
 /* "try 'npulaunch CMD --help'" after a usage error; returns NPL_EXIT_USAGE. */
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line for the user that is neither a warning nor an error ("npulaunch: ..."): said unless

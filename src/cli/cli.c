@@ -36,6 +36,38 @@ const char *npl_cli_profiles_text(struct npl_cli *cli, const struct npl_db *db)
 	return s;
 }
 
+static int json_refused;
+
+int npl_cli_json_text(const char *cmd, const char *what, const char *value)
+{
+	size_t n = strlen(value), bad = npl_utf8_invalid(value, n);
+
+	if (bad == n)
+		return 0;
+	return npl_cli_usage_error(cmd, "%s '%s' is not UTF-8 text: the byte 0x%02x at byte %zu does not start a character (--json carries UTF-8 only)",
+				   what, value, (unsigned char)value[bad], bad + 1);
+}
+
+void npl_cli_puts_json(const char *text)
+{
+	size_t n = strlen(text), bad = npl_utf8_invalid(text, n);
+
+	if (bad == n) {
+		puts(text);
+		return;
+	}
+	/* text from somewhere that no check caught: no document at all, rather than one no JSON
+	   reader takes */
+	fprintf(stderr, "npulaunch: %s: --json: the document would hold text that is not UTF-8 (the byte 0x%02x at byte %zu): nothing printed\n",
+		current_cmd ? current_cmd : "npulaunch", (unsigned char)text[bad], bad + 1);
+	json_refused = 1;
+}
+
+int npl_cli_json_refused(void)
+{
+	return json_refused;
+}
+
 int npl_cli_output_dir(const char *cmd, const char *dir)
 {
 	char *real;
@@ -54,6 +86,17 @@ int npl_cli_output_dir(const char *cmd, const char *dir)
 	return 0;
 }
 
+/* The message of fmt and ap written for a terminal: what the user typed (an argument, a name)
+ * reaches it with its controls escaped, as every other outside text does. */
+static void print_escaped(const char *fmt, va_list ap)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+
+	npl_buf_vprintf(&b, fmt, ap);
+	npl_print_text(stderr, npl_buf_str(&b));
+	npl_buf_release(&b);
+}
+
 int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -64,7 +107,7 @@ int npl_cli_usage_error(const char *cmd, const char *fmt, ...)
 	if (cmd)
 		fprintf(stderr, "%s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_escaped(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry 'npulaunch %s%s--help' for more information.\n", cmd ? cmd : "",
 		cmd ? " " : "");
@@ -79,7 +122,7 @@ void npl_cli_info(struct npl_cli *cli, const char *fmt, ...)
 		return;
 	fputs("npulaunch: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_escaped(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -560,9 +603,11 @@ const struct npl_layer *npl_cli_pick(struct npl_cli *cli, const struct npl_db *d
 		const char *best = suggest(db, arg);
 
 		if (best)
-			fprintf(stderr, "npulaunch: no recipe or model '%s' (did you mean '%s'?)\n", arg, best);
+			fprintf(stderr, "npulaunch: no recipe or model '%s' (did you mean '%s'?)\n",
+				npl_escape_in(&cli->arena, arg), best);
 		else
-			fprintf(stderr, "npulaunch: no recipe or model '%s': 'npulaunch list' shows them\n", arg);
+			fprintf(stderr, "npulaunch: no recipe or model '%s': 'npulaunch list' shows them\n",
+				npl_escape_in(&cli->arena, arg));
 		*rc = NPL_EXIT_NO_RECIPE;
 		return NULL;
 	}

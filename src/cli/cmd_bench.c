@@ -63,7 +63,7 @@ static void report_json(char **args, const char *out, int dry, int status, int w
 		cJSON_AddNumberToObject(o, "status", status);
 	cJSON_AddBoolToObject(o, "results", wrote);
 	t = cJSON_Print(o);
-	puts(t);
+	npl_cli_puts_json(t);
 	cJSON_free(t);
 	cJSON_Delete(o);
 }

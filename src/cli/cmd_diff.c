@@ -380,7 +380,7 @@ static int run_diff(cJSON *a, cJSON *b, int json)
 	if (json) {
 		char *s = cJSON_Print(out);
 
-		puts(s);
+		npl_cli_puts_json(s);
 		cJSON_free(s);
 	} else {
 		npl_print_text(stdout, npl_buf_str(&text));   /* a plan holds text from recipes and site files */

@@ -194,7 +194,7 @@ int npl_cmd_drift(int argc, char **argv, struct npl_cli *cli)
 
 		cJSON_ReplaceItemInObject(top, "in_sync", cJSON_CreateBool(!differ && !broken));
 		s = cJSON_Print(top);
-		puts(s);
+		npl_cli_puts_json(s);
 		free(s);
 		cJSON_Delete(top);
 	} else {

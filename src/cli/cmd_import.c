@@ -191,6 +191,8 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 	}
 	if (dir && *dir && npl_cli_output_dir("import", dir))
 		return NPL_EXIT_USAGE;
+	if (dir && *dir && json && npl_cli_json_text("import", "-o", dir))
+		return NPL_EXIT_USAGE;
 	if (!dir || !*dir || optind == argc) {
 		fprintf(stderr, "npulaunch: import: %s (npulaunch import PAGE... -o DIR)\n",
 			optind == argc ? "name at least one page" : "-o DIR is required");
@@ -226,7 +228,7 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 		cJSON_AddNumberToObject(top, "differences", differ);
 		cJSON_AddItemToObject(top, "pages", pages);
 		s = cJSON_Print(top);
-		puts(s);
+		npl_cli_puts_json(s);
 		free(s);
 		cJSON_Delete(top);
 	}

@@ -206,7 +206,7 @@ static int list_models_or_profiles(struct npl_cli *cli, const struct npl_db *db,
 	if (json) {
 		char *t = cJSON_Print(a);
 
-		puts(t);
+		npl_cli_puts_json(t);
 		cJSON_free(t);
 	} else if (profiles) {
 		static const char *const heads[] = {"ID", "NAME", "DIES/CARD", "CARDS/NODE", "RECIPES"};
@@ -290,7 +290,7 @@ static void print_recipes_json(const struct npl_layer *const *shown, int nshown)
 	for (i = 0; i < nshown; i++)
 		cJSON_AddItemToArray(a, recipe_json(shown[i]));
 	s = cJSON_Print(a);
-	puts(s);
+	npl_cli_puts_json(s);
 	cJSON_free(s);
 	cJSON_Delete(a);
 }

@@ -175,7 +175,7 @@ static void print_results(struct npl_cli *cli, const struct npl_preflight *pf, c
 		cJSON *j = npl_preflight_json(pf, po);
 		char *s = cJSON_Print(j);
 
-		puts(s);
+		npl_cli_puts_json(s);
 		cJSON_free(s);
 		cJSON_Delete(j);
 		return;

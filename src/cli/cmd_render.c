@@ -133,7 +133,7 @@ static void print_json(struct npl_cli *cli, const struct npl_outset *set, const 
 	}
 	cJSON_AddItemToObject(o, "files", files);
 	text = cJSON_Print(o);
-	puts(text);
+	npl_cli_puts_json(text);
 	cJSON_free(text);
 	cJSON_Delete(o);
 }
@@ -339,6 +339,9 @@ static int check_options(struct npl_cli *cli, struct render_opts *o)
 		return npl_cli_usage_error("render", "--all takes no query options");
 	/* not the current folder, nor "/": an unset variable in `-o "$OUT"` or `-o "$OUT/"` */
 	if (o->dir && npl_cli_output_dir("render", o->dir))
+		return NPL_EXIT_USAGE;
+	/* --json names every file it writes: refused before anything is written */
+	if (o->dir && o->json && npl_cli_json_text("render", "-o", o->dir))
 		return NPL_EXIT_USAGE;
 	if (o->dir) {
 		/* "deploy/" and "deploy" name the same folder */

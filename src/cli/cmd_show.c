@@ -309,7 +309,7 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 	if (json) {
 		char *s = cJSON_Print(plan);
 
-		puts(s);
+		npl_cli_puts_json(s);
 		cJSON_free(s);
 	} else {
 		const cJSON *role;

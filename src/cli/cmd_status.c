@@ -215,7 +215,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		for (i = 0; i < n; i++)
 			cJSON_AddItemToArray(a, endpoint_json(&eps[i], shown[i], &res[i]));
 		s = cJSON_Print(a);
-		puts(s);
+		npl_cli_puts_json(s);
 		cJSON_free(s);
 		cJSON_Delete(a);
 	} else {

@@ -226,7 +226,7 @@ static void print_json(cJSON *j)
 {
 	char *s = cJSON_Print(j);
 
-	puts(s);
+	npl_cli_puts_json(s);
 	cJSON_free(s);
 	cJSON_Delete(j);
 }

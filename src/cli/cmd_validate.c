@@ -91,7 +91,7 @@ static int validate_sites(struct npl_cli *cli, const char *const *files, int n, 
 			cJSON_AddItemToArray(p, problem_json(&cli->diag.v[i]));
 		cJSON_AddItemToObject(o, "problems", p);
 		t = cJSON_Print(o);
-		puts(t);
+		npl_cli_puts_json(t);
 		cJSON_free(t);
 		cJSON_Delete(o);
 		cli->diag.printed = cli->diag.n;
@@ -171,7 +171,7 @@ static void print_json(struct npl_cli *cli, const struct npl_db *db)
 	cJSON_AddNumberToObject(o, "warnings", cli->diag.warnings);
 	cJSON_AddItemToObject(o, "problems", probs);
 	s = cJSON_Print(o);
-	puts(s);
+	npl_cli_puts_json(s);
 	cJSON_free(s);
 	cJSON_Delete(o);
 	cli->diag.printed = cli->diag.n;

@@ -197,7 +197,7 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		cJSON *j = npl_verdict_json(&v, plan, file);
 		char *s = cJSON_Print(j);
 
-		puts(s);
+		npl_cli_puts_json(s);
 		cJSON_free(s);
 		cJSON_Delete(j);
 	} else {

@@ -87,7 +87,7 @@ static void print_json(const char **urls, int n, const struct npl_wait_result *r
 	}
 	cJSON_AddItemToObject(o, "servers", a);
 	text = cJSON_Print(o);
-	puts(text);
+	npl_cli_puts_json(text);
 	cJSON_free(text);
 	cJSON_Delete(o);
 }

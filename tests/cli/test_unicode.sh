@@ -266,4 +266,27 @@ for i in "${!bad[@]}"; do
 		fail "$n in a page's name: import --json printed: $(head -c 300 "$T/out")"
 	[[ -e $T/imp ]] && fail "$n through a page: a refusal left output"
 done
+
+# ---- what the user typed reaches the terminal escaped in usage errors too, and --json output is
+# UTF-8 or nothing: an -o path --json would carry is refused before anything is written
+K=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+hostile=$'\e]0;t\a\e[2J\xc2\x9b31m'
+for argv in "render x${hostile}" "x${hostile}" "render $K --bogus${hostile}" "render $K --tpot ${hostile}" \
+	"show $K --set ${hostile}" "render $K -o ${hostile}/../.."; do
+	read -r -a a <<<"$argv"
+	"$NPL" "${a[@]}" >/dev/null 2>"$T/esc.err"
+	if LC_ALL=C grep -q $'\e\\|\a\\|\xc2\x9b' "$T/esc.err"; then
+		fail "npulaunch ${argv@Q}: a control reached the terminal: $(od -c "$T/esc.err" | head -3)"
+	fi
+done
+expect_rc 2 "$NPL" render $K -o "$T/o"$'\xff' --json
+expect_grep "$T/err" "-o '$T/o\\xff' is not UTF-8 text: the byte 0xff"
+[[ -e $T/o$'\xff' ]] && fail "render --json wrote a bundle it cannot name in JSON"
+expect_eq "$(wc -c <"$T/out")" 0 "what render --json printed for an -o it cannot carry"
+expect_rc 2 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$T/i"$'\xff' --json
+expect_grep "$T/err" "is not UTF-8 text"
+# anything no check catches: no document at all, exit 1, never one no JSON reader takes
+expect_rc 1 "$NPL" bench $K --dry-run --output-file "r"$'\xff'".jsonl" --json
+expect_grep "$T/err" "npulaunch: bench: --json: the document would hold text that is not UTF-8"
+expect_eq "$(wc -c <"$T/out")" 0 "what bench --json printed"
 finish
