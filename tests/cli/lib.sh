@@ -10,6 +10,21 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
 export NPULAUNCH_PREFLIGHT=0
 [[ -n ${NPL_KEEP:-} ]] || trap 'rm -rf "$T"' EXIT
 nfail=0
+# need_python MODULE...: PY = the system's python3 that imports every MODULE (Debian's
+# python3-yaml, python3-jsonschema, ...: tests/install-deps.sh installs them); else the test
+# fails, saying which is missing, and ends
+need_python() {
+	local p
+	PY=
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c "import $(IFS=,; echo "$*")" 2>/dev/null; then
+			PY=$p
+			return 0
+		fi
+	done
+	fail "no python3 that imports $* (python3-yaml, python3-jsonschema): run tests/install-deps.sh"
+	finish
+}
 
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2

@@ -16,15 +16,7 @@ PD=deepseek-v4-flash-w8a8-1p1d-16p-in8k-out1k-50ms
 KSITE=(--model-path /m --draft-model-path /d --ifname eth0)
 PDSITE=(--model-path /m --ifname eth0 --prefill-ip 10.0.0.1 --decode-ip 10.0.0.2)
 
-# a python with python3-jsonschema (tests/install-deps.sh installs it)
-PY=
-for p in /usr/bin/python3 python3; do
-	if "$p" -c 'import jsonschema' 2>/dev/null; then
-		PY=$p
-		break
-	fi
-done
-[[ -n $PY ]] || { fail "python3-jsonschema is missing (import jsonschema failed): run tests/install-deps.sh"; finish; }
+need_python jsonschema
 
 # the schemas: valid, strict, one per command that reports, each described in docs/json.md
 run "$PY" "$CHECK" --lint "$SCHEMAS"

@@ -13,15 +13,7 @@ GOLDEN=$NPL_DATA/k8s/golden
 SHAPES=$NPL_DATA/recipes/good/shapes
 SITE=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
 
-# a python with python3-yaml and python3-jsonschema (tests/install-deps.sh installs them)
-PY=
-for p in /usr/bin/python3 python3; do
-	if "$p" -c 'import yaml, jsonschema' 2>/dev/null; then
-		PY=$p
-		break
-	fi
-done
-[[ -n $PY ]] || { fail "no python3 with yaml and jsonschema: run tests/install-deps.sh"; finish; }
+need_python yaml jsonschema
 kval() { "$PY" "$TOOLS/kval.py" "$SCHEMAS" "$@"; }
 
 # ---- every manifest of every shipped recipe, strictly -------------------------------------

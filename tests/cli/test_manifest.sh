@@ -8,14 +8,7 @@
 PD=deepseek-r1-w4a8-1p1d-16p-in3k5-out1k5-50ms
 RESULTS=$NPL_DATA/bench/pass.jsonl
 
-PY=
-for p in /usr/bin/python3 python3; do
-	if "$p" -c 'import jsonschema, referencing' 2>/dev/null; then
-		PY=$p
-		break
-	fi
-done
-[[ -n $PY ]] || { fail "python3-jsonschema is missing (import jsonschema failed): run tests/install-deps.sh"; finish; }
+need_python jsonschema referencing
 
 # a network namespace of our own when one can be made: nothing a command requests can leave it
 # (the fixed code sends nothing to a tampered endpoint anyway; this guards a regression)

@@ -11,14 +11,7 @@
 # it was given, exit 2 (5 for a recipe or a page), and nothing written.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
-PY=
-for p in /usr/bin/python3 python3; do
-	if "$p" -c 'import yaml' 2>/dev/null; then
-		PY=$p
-		break
-	fi
-done
-[[ -n $PY ]] || { fail "no python3 with yaml: run tests/install-deps.sh"; finish; }
+need_python yaml
 ID=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 RECIPE=$NPL_SRC/recipes/kimi-k2.6/$ID.yaml
 make_root "$T/root"
