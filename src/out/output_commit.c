@@ -164,7 +164,7 @@ static void group(struct commit *c)
 				c->u[j].manifest = s->bundles[i].manifest;
 }
 
-/* Remove a temporary of ours, a folder with all in it; never follows a symlink. */
+/* Remove a temporary of ours, a folder with all in it, its marker last; never follows a symlink. */
 static void rm_tree_at(int dfd, const char *name)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -181,8 +181,10 @@ static void rm_tree_at(int dfd, const char *name)
 		return;
 	}
 	while ((de = readdir(dp)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, NPL_OUT_MARKER))
 			rm_tree_at(fd, de->d_name);
+	/* the marker last: a run killed while it removes a staging folder leaves one still marked */
+	unlinkat(dirfd(dp), NPL_OUT_MARKER, 0);
 	closedir(dp);
 	unlinkat(dfd, name, AT_REMOVEDIR);
 }
@@ -457,7 +459,7 @@ static int survey(struct commit *c, struct unit *u)
 			continue;
 		if (npl_out_ours_at(dirfd(dp), e)) {
 			rm_tree_at(dirfd(dp), e); /* a staging folder a killed run left */
-		} else if (!strcmp(e, NPL_OUT_MARKER) && npl_out_mark_begun(dirfd(dp), e)) {
+		} else if (!strcmp(e, NPL_OUT_MARKER) && npl_out_marked(dirfd(dp), e)) {
 			unlinkat(dirfd(dp), e, 0); /* a run killed in its swap left it */
 		} else if (find_file(c, u, e) >= 0) {
 			; /* below, in the set's order */

@@ -19,16 +19,16 @@
  * is never removed. In a bundle's folder, it is one a killed run left there. */
 #define NPL_OUT_MARKER ".npulaunch-stage"
 #define NPL_OUT_MARKER_TEXT "npulaunch: a render's staging folder; the next render into this folder removes it\n"
-/* Write the marker into dir: 0, or -1 with errno. */
+/* Write the marker into dir, whole or not at all (an unnamed file linked in where the file
+ * system has them): 0, or -1 with errno. */
 int npl_out_mark(const char *dir);
-/* 1 when dfd/name is a marker this user's npulaunch wrote: a regular file of this user with one
- * name (no hard link), and the marker's text exactly. */
+/* 1 when dfd/name is a marker this user's npulaunch wrote: a regular file of this user, mode
+ * 0600, one name (no hard link), and the marker's text exactly. */
 int npl_out_marked(int dfd, const char *name);
-/* Or the start of one, as a run killed while it wrote the marker leaves it (even empty). */
-int npl_out_mark_begun(int dfd, const char *name);
 /* 1 when dfd/name is a staging folder a run of this user left: named NPL_OUT_TMP_PREFIX..., a
- * folder (not a link) that holds the marker; or, as a run killed before it finished the marker
- * leaves it, nothing at all or only the start of the marker. */
+ * folder (not a link) that holds the marker; or, as a run killed between making and marking it
+ * leaves it, one named as this version names them (NPL_OUT_TMP_PREFIX PID-N), of this user,
+ * mode 0700 and empty. */
 int npl_out_ours_at(int dfd, const char *name);
 /* Give the folder to exactly the extended attributes of the folder from, its ACLs with them
  * (system.posix_acl_access, system.posix_acl_default): 0, or -1 when one cannot be read or

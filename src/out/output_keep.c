@@ -17,24 +17,41 @@
 
 static const char marker_text[] = NPL_OUT_MARKER_TEXT;
 
+/* Write the marker's text to fd; 0 or -1. */
+static int write_mark(int fd)
+{
+	return write(fd, marker_text, sizeof(marker_text) - 1) == (ssize_t)(sizeof(marker_text) - 1) ? 0 : -1;
+}
+
 int npl_out_mark(const char *dir)
 {
-	char *p = npl_out_join(dir, NPL_OUT_MARKER);
-	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), rc = -1;
+	char *p = npl_out_join(dir, NPL_OUT_MARKER), proc[64];
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600), rc = -1;
 
+	/* whole or not there: written unnamed, then linked in (a kill leaves no marker half written) */
+	if (fd >= 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		rc = write_mark(fd) || linkat(AT_FDCWD, proc, AT_FDCWD, p, AT_SYMLINK_FOLLOW) ? -1 : 0;
+		close(fd);
+		if (rc == 0 || errno == EEXIST) {
+			free(p);
+			return rc;
+		}
+	}
+	/* a file system without unnamed files (or no /proc): written in place */
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	free(p);
 	if (fd < 0)
 		return -1;
-	if (write(fd, marker_text, sizeof(marker_text) - 1) == (ssize_t)(sizeof(marker_text) - 1))
-		rc = 0;
+	rc = write_mark(fd);
 	if (close(fd))
 		rc = -1;
 	return rc;
 }
 
-/* 1 when dfd/name is a marker this user's npulaunch wrote, or (whole 0) began to write: a
- * regular file of this user with one name and the marker's text, or the start of it. */
-static int marker_at(int dfd, const char *name, int whole)
+/* 1 when dfd/name is a marker this user's npulaunch wrote: a regular file of this user, mode
+ * 0600, one name (no hard link to another's), the marker's exact text. */
+int npl_out_marked(int dfd, const char *name)
 {
 	char buf[sizeof(marker_text) + 1];
 	struct stat st;
@@ -43,32 +60,34 @@ static int marker_at(int dfd, const char *name, int whole)
 
 	if (fd < 0)
 		return 0;
-	/* this user's own, one name only (no hard link to another's), the exact text */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
-	    st.st_size > (off_t)sizeof(marker_text) - 1 || (whole && st.st_size != (off_t)sizeof(marker_text) - 1)) {
+	    (st.st_mode & 07777) != 0600 || st.st_size != (off_t)sizeof(marker_text) - 1) {
 		close(fd);
 		return 0;
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n == (ssize_t)st.st_size && !memcmp(buf, marker_text, (size_t)n);
+	return n == (ssize_t)sizeof(marker_text) - 1 && !memcmp(buf, marker_text, (size_t)n);
 }
 
-int npl_out_marked(int dfd, const char *name)
+/* 1 when name is a staging folder's as make_stage() names it: the prefix, digits, '-', digits. */
+static int stage_name(const char *name)
 {
-	return marker_at(dfd, name, 1);
-}
+	const char *p = name + strlen(NPL_OUT_TMP_PREFIX);
+	size_t a = strspn(p, "0123456789"), b;
 
-int npl_out_mark_begun(int dfd, const char *name)
-{
-	return marker_at(dfd, name, 0);
+	if (!a || p[a] != '-')
+		return 0;
+	b = strspn(p + a + 1, "0123456789");
+	return b && !p[a + 1 + b];
 }
 
 int npl_out_ours_at(int dfd, const char *name)
 {
-	int fd, ours = 1, n = 0;
+	int fd, ours;
 	DIR *dp;
 	struct dirent *de;
+	struct stat st;
 
 	if (strncmp(name, NPL_OUT_TMP_PREFIX, strlen(NPL_OUT_TMP_PREFIX)))
 		return 0;
@@ -79,16 +98,16 @@ int npl_out_ours_at(int dfd, const char *name)
 		close(fd);
 		return 1;
 	}
-	/* or as a run killed before its marker was whole leaves it: empty, or the marker begun
-	   and nothing else (removing it loses nothing) */
-	dp = fdopendir(fd);
-	if (!dp) {
+	/* or as a run killed between making it and marking it leaves it: named as this version
+	   names them, this user's, mode 0700 as made, and empty (removing it loses nothing) */
+	if (!stage_name(name) || fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    !(dp = fdopendir(fd))) {
 		close(fd);
 		return 0;
 	}
+	ours = 1;
 	while (ours && (de = readdir(dp)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			ours = !n++ && !strcmp(de->d_name, NPL_OUT_MARKER) && marker_at(dirfd(dp), de->d_name, 0);
+		ours = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
 	closedir(dp);
 	return ours;
 }

@@ -10,6 +10,7 @@
 #include "npulaunch/buf.h"
 #include "npulaunch/embedded.h"
 #include "npulaunch/schema.h"
+#include "npulaunch/strmap.h"
 #include "npulaunch/text.h"
 
 #define MAX_DEPTH 256   /* schemas within schemas ($ref included) */
@@ -545,16 +546,54 @@ static int check(struct vctx *c, struct sch s, const cJSON *v)
 	return ok;
 }
 
+/* 1 when no object within v has a key twice (JSON readers disagree on which one counts: cJSON
+ * takes the first, Python's json the last); else 0 with the path of the second. */
+static int no_duplicates(struct vctx *c, const cJSON *v, struct npl_arena *a)
+{
+	const cJSON *it;
+	size_t len = c->path.len;
+	int i = 0, ok = 1;
+
+	if (cJSON_IsObject(v)) {
+		struct npl_strmap seen = NPL_STRMAP_INIT;
+
+		cJSON_ArrayForEach(it, v) {
+			push_key(c, it->string);
+			if (npl_strmap_add(&seen, a, it->string, strlen(it->string), 0) >= 0)
+				ok = fail(c, "the key is given twice (which one counts depends on the reader)");
+			else
+				ok = no_duplicates(c, it, a);
+			pop(c, len);
+			if (!ok)
+				return 0;
+		}
+	} else if (cJSON_IsArray(v)) {
+		cJSON_ArrayForEach(it, v) {
+			npl_buf_printf(&c->path, "[%d]", i++);
+			ok = no_duplicates(c, it, a);
+			pop(c, len);
+			if (!ok)
+				return 0;
+		}
+	}
+	return 1;
+}
+
 int npl_schema_validate(const struct npl_schema_doc *docs, int ndocs, const cJSON *doc, const char *file,
 			struct npl_diag *d)
 {
 	struct vctx c;
+	struct npl_arena a;
 	int ok, i;
 
 	memset(&c, 0, sizeof(c));
 	c.docs = docs;
 	c.ndocs = ndocs;
-	ok = check(&c, (struct sch){docs[0].schema, docs[0].schema}, doc);
+	npl_arena_init(&a);
+	ok = no_duplicates(&c, doc, &a);
+	npl_arena_release(&a);
+	if (ok)
+		ok = check(&c, (struct sch){docs[0].schema, docs[0].schema}, doc);
 	if (!ok)
 		npl_error(d, &(struct npl_loc){file, 0, 0}, "%s: %s", c.err_path ? c.err_path : ".",
 			  c.err_msg ? c.err_msg : "not what the schema allows");

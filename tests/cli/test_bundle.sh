@@ -39,7 +39,10 @@ whole() {
 leftovers() { find "$1" \( -name '.npulaunch-tmp-*' -o -name '.npulaunch-stage' \) -print | sort | head -20; }
 MARK='npulaunch: a render'"'"'s staging folder; the next render into this folder removes it'
 # stage DIR: a staging folder as a killed run leaves it (marked, a file or two in it)
-stage() { mkdir -p "$1/old" && printf '%s\n' "$MARK" >"$1/.npulaunch-stage" && touch "$1/pd-mixed.sh" "$1/old/bench.sh"; }
+stage() {
+	mkdir -p "$1/old" && printf '%s\n' "$MARK" >"$1/.npulaunch-stage" && chmod 600 "$1/.npulaunch-stage" &&
+		touch "$1/pd-mixed.sh" "$1/old/bench.sh"
+}
 
 # ---- 12: an empty -o is a usage error, not "/" or the current folder
 mkdir "$T/cwd"
@@ -195,8 +198,8 @@ expect_eq "$(stat -c %a "$T/c/pd-mixed.sh")" 755 "a mode change is put right wit
 expect_rc 0 "$NPL" render --all -o "$T/all"
 stage "$T/all/.npulaunch-tmp-4242-0"
 stage "$T/all/$PD/.npulaunch-tmp-4242-1"
-mkdir "$T/all/.npulaunch-tmp-4242-2" # killed between making it and marking it: empty
-printf '%s\n' "$MARK" >"$T/all/$PD/.npulaunch-stage" # killed in the swap
+mkdir -m 700 "$T/all/.npulaunch-tmp-4242-2" # killed between making it and marking it: empty
+printf '%s\n' "$MARK" >"$T/all/$PD/.npulaunch-stage" && chmod 600 "$T/all/$PD/.npulaunch-stage" # killed in the swap
 expect_rc 0 "$NPL" render $PD -o "$T/all/$PD"
 expect_eq "$(leftovers "$T/all/$PD")" "" "leftovers after a single render"
 expect_eq "$(whole "$T/all/$PD")" "" "the bundle after a single render"
@@ -208,7 +211,12 @@ expect_eq "$(leftovers "$T/all")" "" "leftovers after render --all"
 K=$T/keep
 expect_rc 0 "$NPL" render $PD -o "$K"
 mkdir -p "$K/.manifest.json.golden" "$K/.npulaunch-tmp-1-1" "$K/.npulaunch-tmp-1-2" "$K/.npulaunch-tmp-1-3" \
-	"$K/.npulaunch-tmp-1-4" "$K/.npulaunch-tmp-1-5"
+	"$K/.npulaunch-tmp-1-4" "$K/.npulaunch-tmp-1-5" "$K/.npulaunch-tmp-user" "$K/.npulaunch-tmp-1-7" \
+	"$K/.npulaunch-tmp-1-8"
+mkdir -m 700 "$K/.npulaunch-tmp-mine" # empty, but not named as npulaunch names its own
+printf 'npulaunch: a' >"$K/.npulaunch-tmp-1-7/.npulaunch-stage" # the start of a marker: not one
+chmod 600 "$K/.npulaunch-tmp-1-7/.npulaunch-stage"
+printf '%s\n' "$MARK" >"$K/.npulaunch-tmp-1-8/.npulaunch-stage" # the marker's text, not its mode
 echo mine >"$K/.pd-mixed.sh.backup"
 echo mine >"$K/.manifest.json.golden/m"
 echo mine >"$K/.bench.sh.AbC123"
@@ -227,6 +235,9 @@ expect_eq "$(cat "$K/.pd-mixed.sh.backup" "$K/.manifest.json.golden/m" "$K/.npul
 mine
 mine" "the user's look-alikes"
 expect_eq "$(jq -r '.site["model-path"]' "$K/manifest.json")" /other "the bundle beside them"
+: >"$K/.npulaunch-stage" # the user's empty file of that name
+expect_rc 0 "$NPL" render $PD -o "$K"
+[[ -e $K/.npulaunch-stage ]] || fail "a render removed the user's empty .npulaunch-stage"
 bundles=("$T/all"/*/)
 expect_eq "$(whole "${bundles[@]%/}")" "" "bundles of render --all"
 

@@ -43,6 +43,17 @@ for c in "apply --dry-run --role bench" "bench --dry-run" "verify $RESULTS ."; d
 	# shellcheck disable=SC2086  # the words of c
 	refused "./manifest.json: error: .roles[3].nodes[0].launch[0]: a string is expected, not the integer 5" "$NPL" $c
 done
+# a key given twice: cJSON takes the first, Python's json the last; refused, whichever it is
+rm -rf "$T/m" && cp -r "$T/b" "$T/m"
+"$PY" -c 'import sys, re
+t = open(sys.argv[1]).read()
+t = t.replace("\"site\":\t{", "\"site\":\t{\"prefill-ip\": [\"127.0.0.2\"], ", 1)
+open(sys.argv[1], "w").write(t)' "$T/m/manifest.json"
+grep -q '"prefill-ip": \["127.0.0.2"\]' "$T/m/manifest.json" || fail "the duplicate key was not planted"
+for c in "apply --dry-run --role prefill" "bench --dry-run" "verify $RESULTS ." "status --timeout 0.2" "preflight"; do
+	# shellcheck disable=SC2086  # the words of c
+	refused "./manifest.json: error: .site.prefill-ip: the key is given twice (which one counts depends on the reader)" "$NPL" $c
+done
 mutate 'd["roles"][0]["role"] = 5'
 refused './manifest.json: error: .roles[0].role: "pd-mixed", "prefill" or "decode" is expected, not the integer 5' \
 	"$NPL" status --timeout 0.2

@@ -1175,8 +1175,9 @@ static void test_bundle_leftovers(void **state)
 	write_file(at(f, "out/.npulaunch-tmp-1-0/.npulaunch-stage"), mark, 0600);
 	write_file(at(f, "out/.npulaunch-tmp-1-0/a.sh"), "x", 0600);
 	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-2"), 0700), 0); /* killed before its marker */
-	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-3"), 0700), 0); /* killed while writing it */
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-1-3"), 0700), 0); /* the start of a marker */
 	write_file(at(f, "out/.npulaunch-tmp-1-3/.npulaunch-stage"), "npulaunch: a ren", 0600);
+	assert_int_equal(mkdir(at(f, "out/.npulaunch-tmp-x"), 0700), 0); /* empty, another name */
 	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1"), 0700), 0);
 	write_file(at(f, "out/B/.npulaunch-tmp-1-1/.npulaunch-stage"), mark, 0600);
 	assert_int_equal(mkdir(at(f, "out/B/.npulaunch-tmp-1-1/.old"), 0700), 0);
@@ -1193,7 +1194,7 @@ static void test_bundle_leftovers(void **state)
 	write_file(at(f, "out/.npulaunch-tmp"), "mine", 0600);
 	commit_tagged(f, at(f, "out/B"), "two", "a.sh b.sh");
 	assert_string_equal(whole(at(f, "out/B"), ".a.sh.Ab12Cd .a.sh.backup .hidden"), "two");
-	assert_listing(at(f, "out"), ".npulaunch-tmp .npulaunch-tmp-9-8 .npulaunch-tmp-9-9 B");
+	assert_listing(at(f, "out"), ".npulaunch-tmp .npulaunch-tmp-1-3 .npulaunch-tmp-9-8 .npulaunch-tmp-9-9 .npulaunch-tmp-x B");
 }
 
 /* A failure while the bundles go in puts back every one already in: the exchanged ones, and
