@@ -33,12 +33,10 @@ int npl_out_mark(const char *dir)
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		rc = write_mark(fd) || linkat(AT_FDCWD, proc, AT_FDCWD, p, AT_SYMLINK_FOLLOW) ? -1 : 0;
 		close(fd);
-		if (rc == 0 || errno == EEXIST) {
-			free(p);
-			return rc;
-		}
+		free(p);
+		return rc; /* a full disk, say: no half marker written in place instead */
 	}
-	/* a file system without unnamed files (or no /proc): written in place */
+	/* a file system without unnamed files: written in place */
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	free(p);
 	if (fd < 0)

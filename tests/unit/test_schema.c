@@ -116,6 +116,11 @@ static void test_messages(void **state)
 	assert_string_equal(verdict(obj, "{\"a\": [], \"p\": \"a:1\\nb\"}"),
 			    "m.json: error: .p: a string matching ^.+:[0-9]+$ is expected, not \"a:1\\x0ab\"");
 	assert_string_equal(verdict(obj, "[]"), "m.json: error: .: an object is expected, not an array");
+	/* a key twice: readers differ on which counts (cJSON the first, Python the last) */
+	assert_string_equal(verdict(obj, "{\"a\": [], \"n\": 1, \"e\": \"x\", \"n\": 2}"),
+			    "m.json: error: .n: the key is given twice (which one counts depends on the reader)");
+	assert_string_equal(verdict(obj, "{\"a\": [{\"x\": 1, \"x\": 1}]}"),
+			    "m.json: error: .a[0].x: the key is given twice (which one counts depends on the reader)");
 	/* bytes that are not UTF-8 are no JSON string */
 	assert_string_equal(verdict("{\"type\": \"string\"}", "\"\xff\""),
 			    "m.json: error: .: a string is expected in UTF-8, not bytes that are not UTF-8");
