@@ -165,6 +165,15 @@ static void group(struct commit *c)
 }
 
 /* Remove a temporary of ours, a folder with all in it, its marker last; never follows a symlink. */
+/* A staging folder about to lose its marker made as make_stage() makes them, this user's and
+ * 0700, so that a run killed before the folder is gone leaves one the next run proves its own
+ * (a bundle's earlier folder, exchanged out, has the bundle's mode and owner until now). */
+static void as_made(int fd)
+{
+	if (geteuid() != 0 || fchown(fd, 0, (gid_t)-1) == 0)
+		fchmod(fd, 0700);
+}
+
 static void rm_tree_at(int dfd, const char *name)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -183,7 +192,10 @@ static void rm_tree_at(int dfd, const char *name)
 	while ((de = readdir(dp)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, NPL_OUT_MARKER))
 			rm_tree_at(fd, de->d_name);
-	/* the marker last: a run killed while it removes a staging folder leaves one still marked */
+	/* the marker last: a run killed while it removes a staging folder leaves one still marked,
+	   or, once the marker is gone, an empty one as_made() */
+	if (npl_out_marked(dirfd(dp), NPL_OUT_MARKER))
+		as_made(dirfd(dp));
 	unlinkat(dirfd(dp), NPL_OUT_MARKER, 0);
 	closedir(dp);
 	unlinkat(dfd, name, AT_REMOVEDIR);
@@ -835,6 +847,8 @@ static void finish(struct commit *c, struct unit *u)
 		stuck |= renameat(dirfd(dp), e, AT_FDCWD, back) != 0;
 		free(back);
 	}
+	if (u->marked && !stuck)
+		as_made(dirfd(dp));
 	closedir(dp);
 	if (u->marked)
 		unmark(u, u->stage);

@@ -1492,6 +1492,83 @@ static void test_signals(void **state)
 	assert_int_equal(count_staging(f->dir), 0);
 }
 
+/*
+ * A kill the moment a staging folder's marker is gone. The library's unlink() and unlinkat() are
+ * wrapped in this test (-Wl,--wrap, tests/CMakeLists.txt): with kill_unmarked set, a child
+ * SIGKILLs itself right after removing a marker inside a staging folder.
+ */
+int __real_unlink(const char *path);
+int __real_unlinkat(int dfd, const char *name, int flags);
+int __wrap_unlink(const char *path);
+int __wrap_unlinkat(int dfd, const char *name, int flags);
+static volatile int kill_unmarked;
+
+int __wrap_unlink(const char *path)
+{
+	int rc = __real_unlink(path);
+	const char *m = strstr(path, "/.npulaunch-tmp-");
+
+	if (!rc && kill_unmarked && m && strchr(m + 1, '/') &&
+	    !strcmp(strchr(m + 1, '/'), "/.npulaunch-stage"))
+		raise(SIGKILL);
+	return rc;
+}
+
+int __wrap_unlinkat(int dfd, const char *name, int flags)
+{
+	int rc = __real_unlinkat(dfd, name, flags);
+
+	if (!rc && kill_unmarked && !strcmp(name, ".npulaunch-stage"))
+		raise(SIGKILL);
+	return rc;
+}
+
+static pid_t commit_killed_unmarking(const char *dir, const char *tag)
+{
+	pid_t pid;
+
+	kill_unmarked = 1;
+	pid = commit_child(dir, tag);
+	kill_unmarked = 0;
+	return pid;
+}
+
+/* Killed between a staging folder's marker and the folder itself (an exchanged-out earlier folder
+ * has the bundle's mode until then): what is left is the next commit's to remove, whether the kill
+ * came while a commit removed the folders it exchanged out or while it removed a killed one's. */
+static void test_killed_unmarking(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024];
+	int status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	pid = commit_child(dir, "z");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* killed removing the earlier folders it exchanged out: one emptied, the rest still marked */
+	pid = commit_killed_unmarking(dir, "y");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_string_equal(all_whole(dir), "y");
+	assert_int_equal(count_staging(f->dir), NB);
+	/* killed removing what that one left */
+	pid = commit_killed_unmarking(dir, "x");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_string_equal(all_whole(dir), "y");
+	/* (an emptied folder it came to before a marked one went without a kill) */
+	status = count_staging(f->dir);
+	assert_true(status == NB || status == NB - 1);
+	/* the next commit removes all of it */
+	pid = commit_child(dir, "w");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_string_equal(all_whole(dir), "w");
+	assert_int_equal(count_staging(f->dir), 0);
+}
+
 /* Two commits into one folder at once: serialised, the result one of them, whole. */
 static void test_concurrent(void **state)
 {
@@ -1669,6 +1746,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bundle_cwd_and_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bundle_bind_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_unmarking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
