@@ -169,6 +169,22 @@ int npl_out_namecmp(const void *a, const void *b)
 
 /* ---- the records: what a bundle holds ----------------------------------------------- */
 
+int npl_out_write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 char *npl_out_read_regular(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -165,45 +165,9 @@ static void group(struct commit *c)
 }
 
 /* Remove a temporary of ours, a folder with all in it, its marker last; never follows a symlink. */
-/* A staging folder about to lose its marker made as make_stage() makes them, this user's and
- * 0700, so that a run killed before the folder is gone leaves one the next run proves its own
- * (a bundle's earlier folder, exchanged out, has the bundle's mode and owner until now). */
-static void as_made(int fd)
-{
-	if (geteuid() != 0 || fchown(fd, 0, (gid_t)-1) == 0)
-		fchmod(fd, 0700);
-}
-
-static void rm_tree_at(int dfd, const char *name)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *dp;
-	struct dirent *de;
-
-	if (fd < 0) {
-		unlinkat(dfd, name, 0);
-		return;
-	}
-	dp = fdopendir(fd);
-	if (!dp) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(dp)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, NPL_OUT_MARKER))
-			rm_tree_at(fd, de->d_name);
-	/* the marker last: a run killed while it removes a staging folder leaves one still marked,
-	   or, once the marker is gone, an empty one as_made() */
-	if (npl_out_marked(dirfd(dp), NPL_OUT_MARKER))
-		as_made(dirfd(dp));
-	unlinkat(dirfd(dp), NPL_OUT_MARKER, 0);
-	closedir(dp);
-	unlinkat(dfd, name, AT_REMOVEDIR);
-}
-
 static void rm_tree(const char *path)
 {
-	rm_tree_at(AT_FDCWD, path);
+	npl_out_rm_tree_at(AT_FDCWD, path);
 }
 
 /* ---- locks ------------------------------------------------------------------------- */
@@ -319,9 +283,18 @@ static void clean_locked(const struct commit *c)
 
 		if (!dp)
 			continue;
-		while ((de = readdir(dp)))
-			if (npl_out_ours_at(dirfd(dp), de->d_name))
-				rm_tree_at(dirfd(dp), de->d_name);
+		while ((de = readdir(dp))) {
+			const char *why;
+
+			if (!npl_out_ours_at(dirfd(dp), de->d_name))
+				continue;
+			/* one killed while it put files in: those files out, the earlier ones back */
+			if (npl_out_undo(c->locks[i].path, de->d_name, &why))
+				npl_warn(c->d, NULL, "'%s/%s' is left as it is: %s", c->locks[i].path,
+					 de->d_name, why);
+			else
+				npl_out_rm_tree_at(dirfd(dp), de->d_name);
+		}
 		closedir(dp);
 	}
 }
@@ -470,7 +443,13 @@ static int survey(struct commit *c, struct unit *u)
 		if (!strcmp(e, ".") || !strcmp(e, ".."))
 			continue;
 		if (npl_out_ours_at(dirfd(dp), e)) {
-			rm_tree_at(dirfd(dp), e); /* a staging folder a killed run left */
+			const char *why; /* a staging folder a killed run left (clean_locked said why
+					    one that cannot be undone stays) */
+
+			if (npl_out_undo(u->dir, e, &why))
+				foreign = 1;
+			else
+				npl_out_rm_tree_at(dirfd(dp), e);
 		} else if (!strcmp(e, NPL_OUT_MARKER) && npl_out_marked(dirfd(dp), e)) {
 			unlinkat(dirfd(dp), e, 0); /* a run killed in its swap left it */
 		} else if (find_file(c, u, e) >= 0) {
@@ -555,22 +534,6 @@ static int make_dirs(struct commit *c, const char *dir, char ***made, int *nmade
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A new staging folder in where: .npulaunch-tmp-PID-N, marked as this run's before anything
  * else goes in. */
 static int make_stage(struct commit *c, struct unit *u, const char *where)
@@ -611,6 +574,29 @@ static int stage_folder(struct commit *c, struct unit *u)
 	return 0;
 }
 
+/* File by file: what is about to go in, written into the staging folder for the way back
+ * should the run be killed while the files go in (output_journal.c). */
+static int journal(struct commit *c, struct unit *u)
+{
+	struct npl_out_jentry *v = npl_xcalloc((size_t)u->nfiles, sizeof(*v));
+	struct stat st;
+	int i, rc;
+
+	tmp_add(npl_out_join(u->stage, NPL_OUT_JOURNAL_NEW));
+	tmp_add(npl_out_join(u->stage, NPL_OUT_JOURNAL));
+	for (i = 0; i < u->nfiles; i++) {
+		const struct npl_outfile *f = &c->s->v[u->files[i]];
+
+		v[i].name = npl_out_base_of(f->path);
+		v[i].text = f->text;
+		v[i].len = f->len;
+		v[i].existed = !lstat(f->path, &st);
+	}
+	rc = npl_out_journal_write(u->stage, v, u->nfiles);
+	free(v);
+	return rc;
+}
+
 /* Write the unit's files into its staging folder: beside the bundle's folder when it is to be
  * exchanged (or renamed) whole, in the folder itself when it goes in file by file. */
 static int stage(struct commit *c, struct unit *u)
@@ -644,7 +630,7 @@ static int stage(struct commit *c, struct unit *u)
 		if (fd < 0)
 			return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
 					 f->path, strerror(errno));
-		if (write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
+		if (npl_out_write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
 			rc = npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
 				       strerror(errno));
 			close(fd);
@@ -654,6 +640,9 @@ static int stage(struct commit *c, struct unit *u)
 			return npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
 					 strerror(errno));
 	}
+	if (!u->exchange && journal(c, u))
+		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
+				 s->v[u->files[0]].path, strerror(errno));
 	return 0;
 }
 
@@ -848,7 +837,7 @@ static void finish(struct commit *c, struct unit *u)
 		free(back);
 	}
 	if (u->marked && !stuck)
-		as_made(dirfd(dp));
+		npl_out_as_made(dirfd(dp));
 	closedir(dp);
 	if (u->marked)
 		unmark(u, u->stage);
@@ -925,7 +914,8 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 	for (i = 0; i < c.nu; i++)
 		for (k = 0; c.u[i].dir[k]; k++)
 			captmp += c.u[i].dir[k] == '/';
-	captmp += 4 * c.nu + 8; /* and each staging folder's marker: a second folder when one falls back */
+	captmp += 6 * c.nu + 8; /* and each staging folder's marker and journal: a second folder when one
+				 falls back */
 	table = npl_xcalloc((size_t)captmp, sizeof(*table));
 	tmpv = table;
 	ntmp = 0;
@@ -955,12 +945,16 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 		for (k = c.nu - 1; k >= 0; k--) {
 			if (k < i && unland(&c, &c.u[k]))
 				keep_stage(&c, &c.u[k]);
-			else if (c.u[k].stage)
+			else if (c.u[k].stage && !npl_out_journal_done(c.u[k].stage))
 				rm_tree(c.u[k].stage);
 		}
 		for (k = nmade - 1; k >= 0; k--)
 			rmdir(made[k]);
 	} else {
+		/* the commit is whole: no way back from here (a run killed now leaves it new) */
+		for (i = 0; i < c.nu; i++)
+			if (!c.u[i].exchange)
+				npl_out_journal_done(c.u[i].stage);
 		for (i = 0; i < c.nu; i++)
 			finish(&c, &c.u[i]);
 	}

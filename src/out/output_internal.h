@@ -1,6 +1,7 @@
 /*
  * output_internal.h: what output.c (the set, the records, the check), output_commit.c (the
- * commit) and output_lock.c (who holds a lock) share. Included by those three only.
+ * commit), output_keep.c (what a commit may remove), output_journal.c (the way back for a killed
+ * one) and output_lock.c (who holds a lock) share. Included by those only.
  */
 #ifndef NPL_OUTPUT_INTERNAL_H
 #define NPL_OUTPUT_INTERNAL_H
@@ -30,6 +31,11 @@ int npl_out_marked(int dfd, const char *name);
  * leaves it, one named as this version names them (NPL_OUT_TMP_PREFIX PID-N), of this user,
  * mode 0700 and empty. */
 int npl_out_ours_at(int dfd, const char *name);
+/* Make the staging folder fd about to lose its marker as make_stage() makes them, this user's
+ * and 0700, so that a run killed before the folder is gone leaves one npl_out_ours_at() knows. */
+void npl_out_as_made(int fd);
+/* Remove dfd/name, a staging folder, and all below it, its marker last. */
+void npl_out_rm_tree_at(int dfd, const char *name);
 /* Give the folder to exactly the extended attributes of the folder from, its ACLs with them
  * (system.posix_acl_access, system.posix_acl_default): 0, or -1 when one cannot be read or
  * set (a file system that keeps none, an attribute only a privileged process may set). */
@@ -42,6 +48,28 @@ struct npl_out_uses {
 /* 1 when another process works in dir or below (its working folder, a file it has open). */
 int npl_out_in_use(struct npl_out_uses *u, const char *dir);
 void npl_out_uses_release(struct npl_out_uses *u);
+/* The journal of a bundle put in file by file (output_journal.c): written into its staging
+ * folder before the first file goes in, removed once every bundle of the commit is in. A
+ * staging folder a killed run left with its journal is undone before it is removed. */
+#define NPL_OUT_JOURNAL ".npulaunch-journal"
+#define NPL_OUT_JOURNAL_NEW NPL_OUT_JOURNAL ".new" /* while it is written */
+struct npl_out_jentry {
+	const char *name; /* the file's name in the bundle's folder */
+	const char *text; /* its new bytes */
+	size_t len;
+	int existed; /* a file of that name is there, to be replaced */
+};
+/* Write the journal of the n files into stage, whole or not at all: 0, or -1 with errno. */
+int npl_out_journal_write(const char *stage, const struct npl_out_jentry *v, int n);
+/* The commit is whole: stage's journal goes (0, or -1 with errno). */
+int npl_out_journal_done(const char *stage);
+/* Before dir/name, a staging folder a killed run left in dir, is removed: when it holds a
+ * journal, the earlier files it kept go back into dir and the names the run added, still
+ * holding the bytes it wrote, are removed. 0 when the folder may be removed now; -1, with why
+ * it must stay in *why, when not. */
+int npl_out_undo(const char *dir, const char *name, const char **why);
+/* write(2) all n bytes of p (EINTR retried): 0, or -1 with errno. */
+int npl_out_write_all(int fd, const char *p, size_t n);
 /* What a bundle's manifest proves (npl_out_read_record). */
 enum { NPL_REC_NONE, NPL_REC_OLD, NPL_REC_CHANGED, NPL_REC_TRUSTED };
 

@@ -47,6 +47,42 @@ int npl_out_mark(const char *dir)
 	return rc;
 }
 
+/* A staging folder about to lose its marker made as make_stage() makes them, this user's and
+ * 0700, so that a run killed before the folder is gone leaves one the next run proves its own
+ * (a bundle's earlier folder, exchanged out, has the bundle's mode and owner until now). */
+void npl_out_as_made(int fd)
+{
+	if (geteuid() != 0 || fchown(fd, 0, (gid_t)-1) == 0)
+		fchmod(fd, 0700);
+}
+
+void npl_out_rm_tree_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0) {
+		unlinkat(dfd, name, 0);
+		return;
+	}
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dp)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, NPL_OUT_MARKER))
+			npl_out_rm_tree_at(fd, de->d_name);
+	/* the marker last: a run killed while it removes a staging folder leaves one still marked,
+	   or, once the marker is gone, an empty one npl_out_as_made() */
+	if (npl_out_marked(dirfd(dp), NPL_OUT_MARKER))
+		npl_out_as_made(dirfd(dp));
+	unlinkat(dirfd(dp), NPL_OUT_MARKER, 0);
+	closedir(dp);
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
 /* 1 when dfd/name is a marker this user's npulaunch wrote: a regular file of this user, mode
  * 0600, one name (no hard link to another's), the marker's exact text. */
 int npl_out_marked(int dfd, const char *name)

@@ -774,6 +774,8 @@ static void commit_tagged(struct fx *f, const char *dir, const char *tag, const 
  * (between marking and its swap) is the next commit's to remove (count_staging counts it), and
  * listing() leaves it out. */
 static int marker_ok;
+/* Set while the bundles a killed commit staged in are looked at: its staging folder is left out. */
+static int stage_ok;
 
 static char *listing(const char *dir)
 {
@@ -783,7 +785,8 @@ static char *listing(const char *dir)
 
 	for (i = 0; i < n; i++) {
 		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..") &&
-		    !(marker_ok && !strcmp(names[i]->d_name, ".npulaunch-stage")))
+		    !(marker_ok && !strcmp(names[i]->d_name, ".npulaunch-stage")) &&
+		    !(stage_ok && !strncmp(names[i]->d_name, ".npulaunch-tmp-", 15)))
 			npl_buf_printf(&b, "%s%s", b.len ? " " : "", names[i]->d_name);
 		free(names[i]);
 	}
@@ -1394,24 +1397,28 @@ static pid_t commit_child(const char *dir, const char *tag)
 }
 
 /* Every bundle below dir whole; the tag they share, or "mixed". */
-static const char *all_whole(const char *dir)
+static const char *all_whole_with(const char *dir, const char *extras)
 {
 	static char tag[64];
-	char path[2048], extra[64];
+	char path[2048];
 	int i;
 
 	for (i = 0; i < NB; i++) {
 		const char *t;
 
 		snprintf(path, sizeof(path), "%s/r%02d", dir, i);
-		extra[0] = '\0';
-		t = whole(path, extra);
+		t = whole(path, extras);
 		if (i == 0)
 			snprintf(tag, sizeof(tag), "%s", t);
 		else if (strcmp(tag, t))
 			snprintf(tag, sizeof(tag), "mixed");
 	}
 	return tag;
+}
+
+static const char *all_whole(const char *dir)
+{
+	return all_whole_with(dir, "");
 }
 
 static double now(void)
@@ -1497,6 +1504,8 @@ static void test_signals(void **state)
  * wrapped in this test (-Wl,--wrap, tests/CMakeLists.txt): with kill_unmarked set, a child
  * SIGKILLs itself right after removing a marker inside a staging folder.
  */
+int __real_rename(const char *from, const char *to);
+int __wrap_rename(const char *from, const char *to);
 int __real_unlink(const char *path);
 int __real_unlinkat(int dfd, const char *name, int flags);
 int __wrap_unlink(const char *path);
@@ -1519,6 +1528,18 @@ int __wrap_unlinkat(int dfd, const char *name, int flags)
 	int rc = __real_unlinkat(dfd, name, flags);
 
 	if (!rc && kill_unmarked && !strcmp(name, ".npulaunch-stage"))
+		raise(SIGKILL);
+	return rc;
+}
+
+/* With kill_at_rename n set, a child SIGKILLs itself right after the library's nth rename(). */
+static volatile int kill_at_rename;
+
+int __wrap_rename(const char *from, const char *to)
+{
+	int rc = __real_rename(from, to);
+
+	if (kill_at_rename > 0 && --kill_at_rename == 0)
 		raise(SIGKILL);
 	return rc;
 }
@@ -1567,6 +1588,101 @@ static void test_killed_unmarking(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_string_equal(all_whole(dir), "w");
 	assert_int_equal(count_staging(f->dir), 0);
+}
+
+static int commit_killed_at(const char *dir, const char *tag, int n)
+{
+	int status;
+	pid_t pid;
+
+	kill_at_rename = n;
+	pid = commit_child(dir, tag);
+	kill_at_rename = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	return -1;
+}
+
+/* Bundles whose folders hold a file of the user's go in file by file. A SIGKILL after any
+ * rename of such a commit leaves them mixed; the next commit puts each back as it was (its
+ * journal: the earlier files back, the new ones out) before it looks, so it needs no --force:
+ * seen here by killing that next commit at its first rename, once it has looked. */
+static void test_killed_file_by_file(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024], path[2048];
+	int n, i, step = 1, rc = -1;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	for (i = 0; i < NB; i++) {
+		snprintf(path, sizeof(path), "%s/r%02d/notes.txt", dir, i);
+		write_file(path, "mine\n", 0644);
+	}
+	for (n = 1; rc < 0; n += step) {
+		rc = commit_killed_at(dir, "b", n);
+		if (!rc)
+			break;
+		assert_int_equal(rc, -1);
+		assert_int_equal(commit_killed_at(dir, "c", 1), -1);
+		stage_ok = marker_ok = 1;
+		assert_string_equal(all_whole_with(dir, "notes.txt"), "a");
+		stage_ok = marker_ok = 0;
+		assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+		assert_string_equal(all_whole_with(dir, "notes.txt"), "a");
+		assert_int_equal(count_staging(f->dir), 0);
+		step = n < 16 ? 1 : 7; /* every rename of the first bundles, then a sample */
+	}
+	assert_true(n > 2 * NB); /* killed in every bundle's landing */
+	assert_string_equal(all_whole_with(dir, "notes.txt"), "b");
+	assert_int_equal(count_staging(f->dir), 0);
+	for (i = 0; i < NB; i++) {
+		size_t len;
+		char *text;
+
+		snprintf(path, sizeof(path), "%s/r%02d/notes.txt", dir, i);
+		text = slurp(path, &len);
+		assert_string_equal(text, "mine\n");
+		free(text);
+	}
+}
+
+/* A staging folder whose journal is not one npulaunch wrote is not acted on: it stays, with the
+ * earlier files it keeps, and the commit that found it refuses the bundle it left mixed. */
+static void test_killed_journal_tampered(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024], path[4096], stage[2048] = "", sub[1100];
+	struct dirent *de;
+	DIR *dp;
+	FILE *fp;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
+	write_file(path, "mine\n", 0644);
+	/* r00: its journal in (1), big.sh in (2), a00.sh aside as gone... killed with big.sh new */
+	assert_int_equal(commit_killed_at(dir, "b", 2), -1);
+	snprintf(sub, sizeof(sub), "%s/r00", dir);
+	dp = opendir(sub);
+	assert_non_null(dp);
+	while ((de = readdir(dp)))
+		if (!strncmp(de->d_name, ".npulaunch-tmp-", 15) && strlen(sub) + strlen(de->d_name) < 1024)
+			snprintf(stage, sizeof(stage), "%s/%s", sub, de->d_name);
+	closedir(dp);
+	assert_true(stage[0]);
+	snprintf(path, sizeof(path), "%s/.npulaunch-journal", stage);
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	fputs("../../escape\n", fp);
+	fclose(fp);
+	assert_int_equal(commit_killed_at(dir, "c", 0), 1);
+	snprintf(path, sizeof(path), "%s/.old/big.sh", stage);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
+	assert_int_equal(access(path, F_OK), 0);
 }
 
 /* Two commits into one folder at once: serialised, the result one of them, whole. */
@@ -1747,6 +1863,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bundle_bind_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_unmarking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_file_by_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_journal_tampered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
