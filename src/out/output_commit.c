@@ -558,7 +558,8 @@ static int make_stage(struct commit *c, struct unit *u, const char *where)
 
 /* The staging folder that becomes the bundle's folder whole takes what the folder is: its mode,
  * its owner, its extended attributes and ACLs (were they dropped, the ACL mask would turn into
- * the owning group's bits, write among them). -1 when the attributes cannot be given to it. */
+ * the owning group's bits, write among them), its file attributes (chattr). -1 when the
+ * attributes cannot be given to it. */
 static int stage_folder(struct commit *c, struct unit *u)
 {
 	if (!u->exists) {
@@ -568,7 +569,7 @@ static int stage_folder(struct commit *c, struct unit *u)
 	/* root rendering into someone's folder leaves it theirs */
 	if (geteuid() == 0 && chown(u->stage, u->st.st_uid, u->st.st_gid))
 		npl_warn(c->d, NULL, "'%s' is now owned by root: %s", u->dir, strerror(errno));
-	if (npl_out_copy_xattrs(u->dir, u->stage))
+	if (npl_out_copy_xattrs(u->dir, u->stage) || npl_out_copy_flags(u->dir, u->stage))
 		return -1;
 	chmod(u->stage, u->st.st_mode & 07777); /* with an ACL: its mask, as it was */
 	return 0;

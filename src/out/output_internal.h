@@ -40,6 +40,10 @@ void npl_out_rm_tree_at(int dfd, const char *name);
  * (system.posix_acl_access, system.posix_acl_default): 0, or -1 when one cannot be read or
  * set (a file system that keeps none, an attribute only a privileged process may set). */
 int npl_out_copy_xattrs(const char *from, const char *to);
+/* Give the folder to the file attributes (chattr: no atime updates, synchronous updates, ...)
+ * the folder from has: 0, or -1 when they cannot be (then from stays, and is written in place;
+ * so too an immutable or append-only one). */
+int npl_out_copy_flags(const char *from, const char *to);
 /* The paths other processes stand in or hold open, read from /proc when first needed. */
 struct npl_out_uses {
 	char **v;

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "npulaunch/arena.h"
@@ -278,4 +280,33 @@ void npl_out_uses_release(struct npl_out_uses *u)
 		free(u->v[i]);
 	free(u->v);
 	memset(u, 0, sizeof(*u));
+}
+
+int npl_out_copy_flags(const char *from, const char *to)
+{
+	int fd = open(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), want = 0, have = 0, rc = 0;
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &want)) {
+		close(fd);
+		/* a file system that keeps none (tmpfs, say): nothing to keep */
+		return errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL ? 0 : -1;
+	}
+	close(fd);
+	/* an immutable or append-only folder cannot be staged: it stays, and is written in place */
+	if (want & (FS_IMMUTABLE_FL | FS_APPEND_FL))
+		return -1;
+	fd = open(to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &have)) {
+		rc = (want & FS_FL_USER_MODIFIABLE) ? -1 : 0;
+	} else {
+		want = (have & ~FS_FL_USER_MODIFIABLE) | (want & FS_FL_USER_MODIFIABLE);
+		if (want != have && ioctl(fd, FS_IOC_SETFLAGS, &want))
+			rc = -1;
+	}
+	close(fd);
+	return rc;
 }

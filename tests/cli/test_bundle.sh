@@ -310,6 +310,17 @@ if command -v setfacl >/dev/null && setfacl -m u:65534:rwx "$T" 2>/dev/null; the
 else
 	echo "SKIP: no setfacl, or a file system without ACLs: the ACL cases are not run"
 fi
+# ... and its file attributes (chattr): no atime updates, synchronous folder updates
+C=$T/flags
+expect_rc 0 "$NPL" render $PD -o "$C"
+if chattr +A +D "$C" 2>/dev/null; then
+	before=$(lsattr -d "$C" | cut -d' ' -f1)
+	expect_rc 0 "$NPL" render $PD --model-path /flags -o "$C"
+	expect_eq "$(jq -r '.site["model-path"]' "$C/manifest.json")" /flags "the re-rendered bundle"
+	expect_eq "$(lsattr -d "$C" | cut -d' ' -f1)" "$before" "the folder's file attributes (lsattr) after a re-render"
+else
+	echo "SKIP: a file system without file attributes (chattr): that case is not run"
+fi
 
 # ---- 15: a process working in the folder keeps it: its results are not exchanged away
 U=$T/use
