@@ -44,13 +44,13 @@ static void help(void)
 	     "  sudo npulaunch tune --revert");
 }
 
-static void print_json_string(const char *s)
+/* The state as JSON (npl_tune_json), printed; j is freed. */
+static void print_json(cJSON *j)
 {
-	cJSON *j = cJSON_CreateString(s);
-	char *t = cJSON_PrintUnformatted(j);
+	char *s = cJSON_Print(j);
 
-	fputs(t, stdout);
-	cJSON_free(t);
+	npl_cli_puts_json(s);
+	cJSON_free(s);
 	cJSON_Delete(j);
 }
 
@@ -156,6 +156,11 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct tune_op
 					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
 		goto out;
 	}
+	/* the journal's path is in the document: --json carries UTF-8 only, refused before anything
+	   is changed rather than after */
+	if (o->json && ((o->root && (rc = npl_cli_json_text("tune", root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root))) ||
+			(o->journal && (rc = npl_cli_json_text("tune", "--journal", o->journal)))))
+		goto out;
 	o->arg = optind < argc ? argv[optind] : NULL;
 out:
 	free(opts);
@@ -173,10 +178,12 @@ static int revert(struct npl_cli *cli, const struct tune_opts *o)
 	}
 	if (o->json) {
 		char *jp = npl_tune_journal_path(o->root, o->journal);
+		cJSON *j = cJSON_CreateObject();
 
-		printf("{\n\t\"mode\": \"revert\",\n\t\"restored\": %d,\n\t\"journal\": ", n);
-		print_json_string(jp);
-		puts("\n}");
+		cJSON_AddStringToObject(j, "mode", "revert");
+		cJSON_AddNumberToObject(j, "restored", n);
+		cJSON_AddStringToObject(j, "journal", jp);
+		print_json(j); /* through the UTF-8 check, as every --json document */
 		free(jp);
 	}
 	npl_cli_info(cli, "tune: restored %d file%s from the journal", n, n == 1 ? "" : "s");
@@ -219,16 +226,6 @@ static cJSON *wanted_tuning(struct npl_cli *cli, struct tune_opts *o, int *rc)
 		*rc = NPL_EXIT_FAIL;
 	}
 	return tuning;
-}
-
-/* The state as JSON (npl_tune_json), printed; j is freed. */
-static void print_json(cJSON *j)
-{
-	char *s = cJSON_Print(j);
-
-	npl_cli_puts_json(s);
-	cJSON_free(s);
-	cJSON_Delete(j);
 }
 
 /* --check: the differences listed (or the state as JSON). An exit code. */

@@ -278,6 +278,18 @@ expect_grep "$T/err" "-o '$T/o\\xff' is not UTF-8 text: the byte 0xff"
 expect_eq "$(wc -c <"$T/out")" 0 "what render --json printed for an -o it cannot carry"
 expect_rc 2 "$NPL" import "$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx" -o "$T/i"$'\xff' --json
 expect_grep "$T/err" "is not UTF-8 text"
+# tune names its journal in the document: a root it cannot carry is refused before the host is
+# touched (the journal stays, to be reverted without --json)
+R=$T/root$'\xff'
+mkdir -p "$R/proc/sys/vm" && echo 60 >"$R/proc/sys/vm/swappiness"
+mkdir -p "$R/run/npulaunch" && printf 'kept\n' >"$R/run/npulaunch/tune-journal.json"
+for mode in --revert --apply; do
+	expect_rc 2 "$NPL" tune $mode --root "$R" --json
+	expect_grep "$T/err" "--root '$T/root\\xff' is not UTF-8 text: the byte 0xff"
+	expect_eq "$(wc -c <"$T/out")" 0 "what tune $mode --json printed for a root it cannot carry"
+done
+expect_eq "$(cat "$R/run/npulaunch/tune-journal.json" "$R/proc/sys/vm/swappiness")" "kept
+60" "the host after tune --json refused its root"
 # anything no check catches: no document at all, exit 1, never one no JSON reader takes
 expect_rc 1 "$NPL" bench $K --dry-run --output-file "r"$'\xff'".jsonl" --json
 expect_grep "$T/err" "npulaunch: bench: --json: the document would hold text that is not UTF-8"
