@@ -47,11 +47,16 @@ struct npl_verdict {
 	int ntargets;          /* checks held to a recipe's target; 0: the verdict is on the run alone */
 };
 
-/* The benchmark command of a plan (argv, malloc'ed, NULL-terminated) against base_host:port
+/* The benchmark command of a plan (its benchmark which of several; 0 or -1: the first), argv,
+ * malloc'ed, NULL-terminated, against base_host:port
  * (NULL: the deployment's entry point) with --output-file out added; NULL and a diagnostic
  * when a site value it needs is missing. */
-char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char *host, int port,
+char **npl_bench_argv(const cJSON *plan, int which, const struct npl_site *site, const char *host, int port,
 		      const char *out, struct npl_diag *d);
+/* How many benchmarks the plan runs (a recipe's `benchmarks:`, else 1), and the name of one
+ * (NULL for a recipe's only benchmark). which counts from 0. */
+int npl_bench_count(const cJSON *plan);
+const char *npl_bench_name(const cJSON *plan, int which);
 /* Free an argv from npl_bench_argv(). */
 void npl_argv_free(char **argv);
 /* Judge the last record in the len bytes of text (named file in messages) against the plan.
@@ -63,6 +68,11 @@ void npl_argv_free(char **argv);
  * (1e400) are no numbers. */
 int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
 	       struct npl_verdict *v, struct npl_diag *d);
+/* The same for the benchmark which of several (0, 1, ...): the last record that is a run of
+ * it (its dataset, concurrency, lengths and request rate; another benchmark's are passed over)
+ * is judged; none is an invalid verdict, not an error. which -1: npl_verify(). */
+int npl_verify_bench(const char *file, const char *text, size_t len, const cJSON *plan, int which,
+		     double max_failed_pct, struct npl_verdict *v, struct npl_diag *d);
 /* The verdict as JSON with stable keys. */
 cJSON *npl_verdict_json(const struct npl_verdict *v, const cJSON *plan, const char *file);
 

@@ -140,6 +140,16 @@ struct npl_bench_spec {
 	struct npl_str resolution;
 };
 
+/* One of several benchmarks run on one deployment (a recipe's `benchmarks:`, a TTFT run and a
+ * TPOT run, say): its name, the sizes and dataset keys it sets over `bench`'s, and the flags it
+ * adds to bench's or replaces (scope.flags only). */
+struct npl_bench_item {
+	const char *name;
+	struct npl_loc loc;
+	struct npl_bench_spec spec;
+	struct npl_scope_set scope;
+};
+
 struct npl_ports {
 	struct npl_int entry, prefill, decode, bootstrap, dist_init, mf_store;
 };
@@ -205,6 +215,8 @@ struct npl_layer {
 	struct npl_int socket_ifname;
 	struct npl_spec spec;
 	struct npl_bench_spec bench;
+	struct npl_bench_item *benchmarks;  /* a recipe's several benchmarks (none: bench is the one) */
+	int nbenchmarks;
 
 	/* defaults */
 	const char *db_version;

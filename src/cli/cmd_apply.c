@@ -396,12 +396,18 @@ static int launch(struct npl_cli *cli, struct npl_launch_node *l, struct npl_tun
 		goto fail;
 	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; %s %s\n", l->role_name, l->node,
 		npl_json_str(cJSON_GetObjectItemCaseSensitive(l->plan, "recipe"), "id"), tuned,
-		tuned == 1 ? "" : "s", l->ninst > 1 ? "starting its instances:" : "exec", l->inst[0].argv[0]);
+		tuned == 1 ? "" : "s",
+		l->ninst == 1 ? "exec" : !strcmp(l->role_name, "bench") ? "running its benchmarks in turn:" : "starting its instances:",
+		l->inst[0].argv[0]);
 	fflush(NULL);
 	if (!strcmp(l->role_name, "bench") && manifest && enter_bundle(cli, manifest))
 		goto fail;
 	if (l->ninst == 1) {
 		npl_launch_exec(l);
+		goto fail;
+	}
+	if (!strcmp(l->role_name, "bench")) {
+		npl_launch_sequence(l); /* several benchmarks, one after the other */
 		goto fail;
 	}
 	/* from here the servers run: their end is ours, and the tuning stays as it would after exec */

@@ -16,17 +16,20 @@
 static void help(void)
 {
 	puts("usage: npulaunch bench [ID|QUERY|BUNDLE] [site values] [--dry-run] [--output-file FILE]\n"
-	     "                       [--host HOST] [--port PORT]\n"
+	     "                       [--host HOST] [--port PORT] [--benchmark NAME]\n"
 	     "\n"
 	     "Run the recipe's sglang.bench_serving command (bench.sh's) against the deployment's\n"
 	     "entry point (the router, or the PD-mixed server's first node), with --output-file\n"
 	     "added so that the results are kept for npulaunch verify. Without a recipe, the bundle\n"
-	     "in the current folder.\n"
+	     "in the current folder. A recipe with several benchmarks (a TTFT run and a TPOT run)\n"
+	     "runs each in turn, into the same file, and stops at the first that fails.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --dry-run          print the command, run nothing\n"
-	     "  --json             {argv, output_file, dry_run, status, results} (the benchmark's own\n"
-	     "                     output goes to standard error then)\n"
+	     "  --benchmark NAME   only that one of the recipe's several benchmarks\n"
+	     "  --json             {benchmark, argv, output_file, dry_run, status, results}; an array\n"
+	     "                     of them for several benchmarks (the benchmark's own output goes to\n"
+	     "                     standard error then)\n"
 	     "  --output-file FILE the results, one JSON line per run appended (default\n"
 	     "                     bench-results.jsonl in the bundle: the current folder, or the one named)\n"
 	     "  --host H, --port P another entry point than the deployment's (an IPv4 or IPv6\n"
@@ -47,11 +50,14 @@ static void help(void)
 
 /* bench --json: {argv, output_file, dry_run, status, results} (status null and results false
  * for a dry run). */
-static void report_json(char **args, const char *out, int dry, int status, int wrote)
+static cJSON *report_json(const char *name, char **args, const char *out, int dry, int status, int wrote)
 {
 	cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
-	char *t;
 
+	if (name)
+		cJSON_AddStringToObject(o, "benchmark", name);
+	else
+		cJSON_AddNullToObject(o, "benchmark");
 	for (int i = 0; args[i]; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(args[i]));
 	cJSON_AddItemToObject(o, "argv", a);
@@ -62,10 +68,19 @@ static void report_json(char **args, const char *out, int dry, int status, int w
 	else
 		cJSON_AddNumberToObject(o, "status", status);
 	cJSON_AddBoolToObject(o, "results", wrote);
-	t = cJSON_Print(o);
+	return o;
+}
+
+/* The reports of the benchmarks run: the one object, or an array of several. */
+static void print_reports(cJSON *reports, int several)
+{
+	cJSON *doc = several ? reports : cJSON_DetachItemFromArray(reports, 0);
+	char *t = cJSON_Print(doc);
+
 	npl_cli_puts_json(t);
 	cJSON_free(t);
-	cJSON_Delete(o);
+	if (!several)
+		cJSON_Delete(doc);
 }
 
 
@@ -74,13 +89,14 @@ static void report_json(char **args, const char *out, int dry, int status, int w
 struct bench_env {
 	const cJSON *plan;
 	const struct npl_site *site;
+	int which;
 };
 
 static void bench_env(void *ctx)
 {
 	const struct bench_env *b = ctx;
 	const cJSON *role = npl_plan_role(b->plan, "bench"), *u;
-	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), 0);
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(role, "nodes"), b->which);
 
 	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		unsetenv(npl_json_str(u, "name"));
@@ -96,7 +112,7 @@ static void bench_env(void *ctx)
 /* What the command line asks of bench. */
 struct bench_opts {
 	struct npl_cli_recipe_opts ro;
-	const char *out, *host, *arg;
+	const char *out, *host, *arg, *only;
 	char hostbuf[INET6_ADDRSTRLEN];
 	int dry, json, port, out_given, help;
 };
@@ -109,6 +125,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct bench_o
 		{"output-file", required_argument, NULL, 'o'},
 		{"host", required_argument, NULL, 'H'},
 		{"port", required_argument, NULL, 'P'},
+		{"benchmark", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -120,6 +137,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct bench_o
 		switch (c) {
 		case 'n': o->dry = 1; break;
 		case 'j': o->json = 1; break;
+		case 'B': o->only = optarg; break;
 		case 'o': o->out = optarg; o->out_given = 1; break;
 		case 'H':
 			/* an address, as the site values are: it reaches bench_serving's argv */
@@ -174,8 +192,8 @@ static void print_command(char **args)
 
 /* Run the benchmark in its environment and wait for it: it must end well and append to the
  * results file. An exit code. */
-static int run(struct npl_cli *cli, char **args, const cJSON *plan, const struct npl_site *site,
-	       const struct bench_opts *o)
+static int run(struct npl_cli *cli, char **args, const cJSON *plan, int which, const struct npl_site *site,
+	       const struct bench_opts *o, cJSON *reports)
 {
 	struct stat before, after;
 	off_t size_before = -1;
@@ -185,7 +203,7 @@ static int run(struct npl_cli *cli, char **args, const cJSON *plan, const struct
 	if (stat(o->out, &before) == 0)
 		size_before = before.st_size;
 	pid = npl_proc_spawn(&(struct npl_proc_child){.argv = args, .out_to_err = o->json, .setup = bench_env,
-						      .ctx = &(struct bench_env){plan, site}, .who = "bench"});
+						      .ctx = &(struct bench_env){plan, site, which}, .who = "bench"});
 	if (pid < 0) {
 		fprintf(stderr, "npulaunch: bench: cannot start: %s\n", strerror(errno));
 		return NPL_EXIT_FAIL;
@@ -210,7 +228,57 @@ static int run(struct npl_cli *cli, char **args, const cJSON *plan, const struct
 		rc = NPL_EXIT_FAIL;
 	}
 	if (o->json)
-		report_json(args, o->out, 0, status_code, wrote);
+		cJSON_AddItemToArray(reports, report_json(npl_bench_name(plan, which), args, o->out, 0, status_code, wrote));
+	return rc;
+}
+
+/* The benchmark named name among the plan's several: its index, or -1 (said). */
+static int named(const cJSON *plan, const char *name)
+{
+	int k, n = npl_bench_count(plan);
+	struct npl_buf b = NPL_BUF_INIT;
+
+	for (k = 0; k < n; k++)
+		if (npl_bench_name(plan, k) && !strcmp(npl_bench_name(plan, k), name))
+			return k;
+	for (k = 0; k < n; k++)
+		if (npl_bench_name(plan, k))
+			npl_buf_printf(&b, "%s%s", b.len ? ", " : "", npl_bench_name(plan, k));
+	npl_cli_usage_error("bench", "--benchmark '%s': the recipe's benchmarks are %s", name,
+			    b.len ? npl_buf_str(&b) : "one, without a name");
+	npl_buf_release(&b);
+	return -1;
+}
+
+/* Each benchmark asked for, in turn: printed (--dry-run) or run, up to the first failure. */
+static int each(struct npl_cli *cli, const cJSON *plan, const struct npl_site *site, const struct bench_opts *o)
+{
+	int k, n = npl_bench_count(plan), first = 0, last = n - 1, rc = NPL_EXIT_OK;
+	cJSON *reports = cJSON_CreateArray();
+
+	if (o->only && (first = last = named(plan, o->only)) < 0) {
+		cJSON_Delete(reports);
+		return NPL_EXIT_USAGE;
+	}
+	for (k = first; k <= last && rc == NPL_EXIT_OK; k++) {
+		char **args = npl_bench_argv(plan, k, site, o->host, o->port, o->out, &cli->diag);
+
+		npl_cli_flush(cli);
+		if (!args) {
+			rc = NPL_EXIT_USAGE;
+			break;
+		}
+		if (o->dry && o->json)
+			cJSON_AddItemToArray(reports, report_json(npl_bench_name(plan, k), args, o->out, 1, -1, 0));
+		else if (o->dry)
+			print_command(args);
+		else
+			rc = run(cli, args, plan, k, site, o, reports);
+		npl_argv_free(args);
+	}
+	if (o->json && cJSON_GetArraySize(reports))
+		print_reports(reports, first != last);
+	cJSON_Delete(reports);
 	return rc;
 }
 
@@ -218,7 +286,6 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 {
 	struct bench_opts o;
 	struct npl_site site;
-	char **args = NULL;
 	cJSON *plan = NULL;
 	int rc;
 
@@ -234,20 +301,8 @@ int npl_cmd_bench(int argc, char **argv, struct npl_cli *cli)
 	if (!o.out_given && o.arg && npl_is_dir(o.arg))
 		o.out = npl_arena_printf(&cli->arena, "%s/bench-results.jsonl", o.arg);
 	npl_plan_site(plan, &site, &cli->arena);
-	args = npl_bench_argv(plan, &site, o.host, o.port, o.out, &cli->diag);
-	npl_cli_flush(cli);
-	if (!args) {
-		rc = NPL_EXIT_USAGE;
-		goto out;
-	}
-	if (o.dry && o.json)
-		report_json(args, o.out, 1, -1, 0);
-	else if (o.dry)
-		print_command(args);
-	else
-		rc = run(cli, args, plan, &site, &o);
+	rc = each(cli, plan, &site, &o);
 out:
-	npl_argv_free(args);
 	cJSON_Delete(plan);
 	npl_cli_recipe_opts_release(&o.ro);
 	return rc;

@@ -27,6 +27,9 @@ static void help(void)
 	     "column.\n"
 	     "Without a file, in a bundle (or given one), the bundle's newest results: npulaunch\n"
 	     "bench's bench-results.jsonl, or the file bench_serving names itself when bench.sh runs.\n"
+	     "A recipe with several benchmarks (a TTFT run and a TPOT run) has each judged on its\n"
+	     "last run: the last record whose workload is that benchmark's (in a bundle, in the\n"
+	     "newest file that holds one); it passes when every one passes.\n"
 	     "\n"
 	     "Options:\n"
 	     "  --max-failed PCT  tolerate this share of failed requests, 0 to 100, decimal like 2.5\n"
@@ -34,7 +37,8 @@ static void help(void)
 	     "  --json            {recipe, file, record, records, line, verdict, valid, pass,\n"
 	     "                    checks: [{name, key, value, unit, target, comparison, ok}],\n"
 	     "                    targets: [KEY...], reasons: [...]}; numbers as numbers, null\n"
-	     "                    where none; targets empty when the recipe has none\n"
+	     "                    where none; targets empty when the recipe has none; with several\n"
+	     "                    benchmarks, an array of them, each with its benchmark's name\n"
 	     "  query             MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT\n"
 	     "                    --prefix-cache PCT --cards N --mode M --hardware H [--nearest]\n"
 	     "                    instead of an id\n"
@@ -47,58 +51,92 @@ static void help(void)
 
 static const struct npl_number_spec percent = {"a percentage", 0, 100, 0};
 
-/* The newest results file in a bundle: npulaunch bench's bench-results.jsonl, or the file that
- * bench_serving names itself when bench.sh (run in the bundle) gives it none: BACKEND_*.jsonl. */
-static const char *bundle_results(struct npl_cli *cli, const char *dir, const cJSON *plan)
+/* The results files of a bundle, newest first: npulaunch bench's bench-results.jsonl, and the
+ * files bench_serving names itself when bench.sh (run in the bundle) gives it none:
+ * BACKEND_*.jsonl, BACKEND of the benchmark which. Their number in *n. */
+struct found {
+	const char *path;
+	struct timespec t;
+};
+
+static int newer(const void *a, const void *b)
 {
-	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	const struct found *x = a, *y = b;
+
+	if (x->t.tv_sec != y->t.tv_sec)
+		return x->t.tv_sec < y->t.tv_sec ? 1 : -1;
+	return x->t.tv_nsec < y->t.tv_nsec ? 1 : x->t.tv_nsec > y->t.tv_nsec ? -1 : 0;
+}
+
+static struct found *results_files(struct npl_cli *cli, const char *dir, const cJSON *plan, int which, int *n)
+{
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), which);
 	const cJSON *f;
-	const char *backend = NULL, *best = NULL;
-	struct timespec newest = {0, 0};
+	const char *backend = NULL;
+	struct found *v = NULL;
+	int cap = 0;
 	struct dirent *de;
 	DIR *dp = opendir(dir);
 
+	*n = 0;
 	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
 		if (!strcmp(npl_json_str(f, "flag"), "--backend"))
 			backend = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "values"), 0)->valuestring;
 	while (dp && (de = readdir(dp))) {
-		const char *n = de->d_name;
+		const char *name = de->d_name;
 		size_t bl = backend ? strlen(backend) : 0;
 		struct stat st;
 		char *p;
 
-		if (strcmp(n, "bench-results.jsonl") &&
-		    !(backend && !strncmp(n, backend, bl) && n[bl] == '_' && npl_ends_with(n, ".jsonl")))
+		if (strcmp(name, "bench-results.jsonl") &&
+		    !(backend && !strncmp(name, backend, bl) && name[bl] == '_' && npl_ends_with(name, ".jsonl")))
 			continue;
-		p = npl_arena_printf(&cli->arena, "%s/%s", dir, n);
+		p = npl_arena_printf(&cli->arena, "%s/%s", dir, name);
 		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (!best || st.st_mtim.tv_sec > newest.tv_sec ||
-		    (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
-			best = p;
-			newest = st.st_mtim;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			v = npl_xrealloc(v, (size_t)cap * sizeof(*v));
 		}
+		v[(*n)++] = (struct found){p, st.st_mtim};
 	}
 	if (dp)
 		closedir(dp);
+	if (*n)
+		qsort(v, (size_t)*n, sizeof(*v), newer);
+	return v;
+}
+
+/* The newest results file in a bundle, or NULL. */
+static const char *bundle_results(struct npl_cli *cli, const char *dir, const cJSON *plan)
+{
+	int n;
+	struct found *v = results_files(cli, dir, plan, 0, &n);
+	const char *best = n ? v[0].path : NULL;
+
+	free(v);
 	return best;
 }
 
-/* No results file given: the bundle's own (dir: the current folder, or the one named), its
- * plan into *plan. NULL with *rc set when dir is no bundle or holds no results. */
-static const char *bundle_file(struct npl_cli *cli, const char *dir, struct npl_cli_recipe_opts *ro, cJSON **plan,
-			       int *rc)
+/* No results file given: the bundle's plan (dir: the current folder, or the one named); NULL
+ * with *rc set when dir is no bundle. */
+static cJSON *bundle_plan(struct npl_cli *cli, const char *dir, struct npl_cli_recipe_opts *ro, int *rc)
 {
 	char *m = npl_arena_printf(&cli->arena, "%s/manifest.json", dir);
-	const char *file;
 
 	if (access(m, F_OK) != 0) {
 		*rc = npl_cli_usage_error("verify", "which results? give bench_serving's results file, or run verify in a bundle");
 		return NULL;
 	}
-	if (!(*plan = npl_cli_plan(cli, dir, ro, rc)))
-		return NULL;
-	if (!(file = bundle_results(cli, dir, *plan))) {
+	return npl_cli_plan(cli, dir, ro, rc);
+}
+
+/* The bundle's results file; NULL with *rc set when it holds none. */
+static const char *bundle_file(struct npl_cli *cli, const char *dir, const cJSON *plan, int *rc)
+{
+	const char *file;
+
+	if (!(file = bundle_results(cli, dir, plan))) {
 		fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
 			npl_escape_in(&cli->arena, dir));
 		*rc = NPL_EXIT_USAGE;
@@ -131,6 +169,93 @@ static void print_verdict(struct npl_cli *cli, const struct npl_verdict *v, cons
 		puts("targets: none: the recipe has no target to judge; the verdict is on the run completing");
 	printf("verdict: %s%s%s%s%s\n", on, verdict, off, *v->reasons ? ": " : "",
 	       npl_escape_in(&cli->arena, v->reasons));
+}
+
+/* The text of file, its source kept for messages; NULL when it cannot be read (said). */
+static char *results_text(struct npl_cli *cli, const char *file, size_t *len)
+{
+	char *text = npl_read_file_max(NULL, file, NPL_READ_MAX_RESULTS, len, &cli->diag);
+
+	if (text)
+		npl_diag_source(&cli->diag, file, text);
+	return text;
+}
+
+/* In a bundle: the newest results file that holds a run of the benchmark which (or, when none
+ * does, the newest file, whose verdict then says so); NULL when the bundle holds none. */
+static const char *bundle_file_of(struct npl_cli *cli, const char *dir, const cJSON *plan, int which,
+				  double max_failed)
+{
+	int n, i;
+	struct found *v = results_files(cli, dir, plan, which, &n);
+	const char *pick = n ? v[0].path : NULL;
+
+	for (i = 0; i < n; i++) {
+		struct npl_diag quiet = NPL_DIAG_INIT;
+		struct npl_verdict r;
+		size_t len;
+		char *text = npl_read_file_max(NULL, v[i].path, NPL_READ_MAX_RESULTS, &len, &quiet);
+		int found = text && !npl_verify_bench(v[i].path, text, len, plan, which, max_failed, &r, &quiet) && r.record;
+
+		free(text);
+		npl_diag_release(&quiet);
+		if (found) {
+			pick = v[i].path;
+			break;
+		}
+	}
+	free(v);
+	return pick;
+}
+
+/* verify of a recipe with several benchmarks: each judged on its last run, in the file given or,
+ * in the bundle dir, the newest that holds one. An exit code: 0 when every one passes. */
+static int several(struct npl_cli *cli, const cJSON *plan, const char *dir, const char *file, double max_failed,
+		   int json)
+{
+	int n = npl_bench_count(plan), k, rc = NPL_EXIT_OK;
+	cJSON *all = cJSON_CreateArray();
+
+	for (k = 0; k < n && rc != NPL_EXIT_USAGE; k++) {
+		const char *name = npl_bench_name(plan, k), *f = file ? file : bundle_file_of(cli, dir, plan, k, max_failed);
+		struct npl_verdict v;
+		size_t len;
+		char *text;
+
+		if (!f) {
+			fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
+				npl_escape_in(&cli->arena, dir));
+			rc = NPL_EXIT_USAGE;
+			break;
+		}
+		if (!(text = results_text(cli, f, &len)) || npl_verify_bench(f, text, len, plan, k, max_failed, &v, &cli->diag)) {
+			npl_cli_flush(cli);
+			free(text);
+			rc = NPL_EXIT_USAGE;
+			break;
+		}
+		npl_cli_flush(cli);
+		if (json) {
+			cJSON *o = npl_verdict_json(&v, plan, f);
+
+			cJSON_AddStringToObject(o, "benchmark", name ? name : "");
+			cJSON_AddItemToArray(all, o);
+		} else {
+			printf("%sbenchmark %s\n", k ? "\n" : "", npl_escape_in(&cli->arena, name ? name : "?"));
+			print_verdict(cli, &v, plan, f);
+		}
+		if (!v.pass)
+			rc = NPL_EXIT_FAIL;
+		free(text);
+	}
+	if (json && rc != NPL_EXIT_USAGE) {
+		char *s = cJSON_Print(all);
+
+		npl_cli_puts_json(s);
+		cJSON_free(s);
+	}
+	cJSON_Delete(all);
+	return rc;
 }
 
 int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
@@ -174,7 +299,15 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	}
 	if (optind >= argc || (optind + 1 == argc && npl_is_dir(argv[optind]))) {
-		if (!(file = bundle_file(cli, optind < argc ? argv[optind] : ".", &ro, &plan, &rc)))
+		const char *dir = optind < argc ? argv[optind] : ".";
+
+		if (!(plan = bundle_plan(cli, dir, &ro, &rc)))
+			goto out;
+		if (npl_bench_count(plan) > 1) {
+			rc = several(cli, plan, dir, NULL, max_failed, json);
+			goto out;
+		}
+		if (!(file = bundle_file(cli, dir, plan, &rc)))
 			goto out;
 	} else {
 		file = argv[optind];
@@ -187,6 +320,10 @@ int npl_cmd_verify(int argc, char **argv, struct npl_cli *cli)
 	npl_diag_source(&cli->diag, file, text);
 	if (!plan && !(plan = npl_cli_plan(cli, optind + 1 < argc ? argv[optind + 1] : NULL, &ro, &rc)))
 		goto out;
+	if (npl_bench_count(plan) > 1) {
+		rc = several(cli, plan, NULL, file, max_failed, json);
+		goto out;
+	}
 	if (npl_verify(file, text, len, plan, max_failed, &v, &cli->diag)) {
 		npl_cli_flush(cli);
 		rc = NPL_EXIT_USAGE;

@@ -64,7 +64,7 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 static int load_docs(struct npl_db *db, const char *name, struct npl_ynode *const *docs, int ndocs,
 		     int source, struct npl_diag *d)
 {
-	struct ctx c = {db, db->arena, d, NULL, 0};
+	struct ctx c = {db, db->arena, d, NULL, 0, NULL};
 	int i;
 
 	if (source >= db->nsources)

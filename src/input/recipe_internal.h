@@ -23,6 +23,7 @@ struct ctx {
 	struct npl_diag *d;
 	struct npl_layer *L;
 	int rc;
+	struct npl_bench_spec *bench; /* where the benchmark keys go: NULL, L->bench */
 };
 
 /* A kind's name ("hardware") and how a message names a document of it ("a hardware profile"). */
@@ -80,6 +81,8 @@ int npl_recipe_f_roles(struct ctx *c, const struct npl_ynode *k, const struct np
 		       void *arg);
 int npl_recipe_f_router(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
 			void *arg);
+int npl_recipe_f_benchmarks(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			    void *arg);
 int npl_recipe_f_bench(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
 		       void *arg);
 int npl_recipe_f_speculative(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,

@@ -517,6 +517,7 @@ static const struct field top_fields[] = {
 	{"roles", K_ALL, npl_recipe_f_roles},
 	{"router", K_ALL, npl_recipe_f_router},
 	{"bench", K_ALL, npl_recipe_f_bench},
+	{"benchmarks", K_RECIPE, npl_recipe_f_benchmarks},
 	{"speculative", K_ALL, npl_recipe_f_speculative},
 	{"tuning", K_ALL, npl_recipe_f_tuning},
 	{"ports", K_ALL, npl_recipe_f_ports},

@@ -349,7 +349,7 @@ static int is_dataset_kind(const char *s)
 
 static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
-	struct npl_bench_spec *b = &c->L->bench;
+	struct npl_bench_spec *b = c->bench ? c->bench : &c->L->bench;
 	const char *key = k->str;
 
 	(void)arg;
@@ -419,6 +419,86 @@ int npl_recipe_f_bench(struct ctx *c, const struct npl_ynode *k, const struct np
 		return -1;
 	return npl_recipe_walk(c, v, bench_fields, NPL_ARRAY_SIZE(bench_fields), "'bench'",
 			       &c->L->scope[NPL_SCOPE_BENCH]);
+}
+
+/* A benchmark's name: lower-case letters, digits and '-', as a script's name takes it
+ * (bench-NAME.sh is not written: the name labels the run in bench.sh, bench and verify). */
+static int bench_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n <= 32 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n && s[0] != '-';
+}
+
+static int f_item_name(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	struct npl_bench_item *it = arg;
+	struct npl_str s;
+
+	if (npl_recipe_read_str(c, v, k->str, &s))
+		return -1;
+	if (!bench_name_ok(s.s))
+		return npl_recipe_fail(c, v, "a benchmark's name is lower-case letters, digits and '-' (ttft, tpot), not '%s'",
+				       s.s);
+	it->name = s.s;
+	return 0;
+}
+
+static int f_item_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	return f_flags(c, k, v, &((struct npl_bench_item *)arg)->scope);
+}
+
+static const struct field item_fields[] = {
+	{"name", K_RECIPE, f_item_name},
+	{"flags", K_RECIPE, f_item_flags},
+	{"dataset", K_RECIPE, f_bench_key},
+	{"input", K_RECIPE, f_bench_key},
+	{"output", K_RECIPE, f_bench_key},
+	{"prefix", K_RECIPE, f_bench_key},
+	{"groups", K_RECIPE, f_bench_key},
+	{"resolution", K_RECIPE, f_bench_key},
+	{"images", K_RECIPE, f_bench_key},
+	{"concurrency", K_RECIPE, f_bench_key},
+	{"prompts", K_RECIPE, f_bench_key},
+	{"system_prompt_len", K_RECIPE, f_bench_key},
+	{"question_len", K_RECIPE, f_bench_key},
+};
+
+/* benchmarks: a list of two or more, each a name and what it changes of bench. */
+int npl_recipe_f_benchmarks(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			    void *arg)
+{
+	struct npl_layer *L = c->L;
+	int i, j, rc = 0;
+
+	(void)arg;
+	if (v->kind != NPL_YSEQ || v->n < 2)
+		return npl_recipe_fail(c, v, "'%s' is a list of two or more benchmarks, each with a name (one benchmark is 'bench' alone)",
+				       k->str);
+	L->benchmarks = npl_arena_calloc(c->a, (size_t)v->n, sizeof(*L->benchmarks));
+	for (i = 0; i < v->n; i++) {
+		struct npl_bench_item *it = &L->benchmarks[i];
+		const struct npl_ynode *m = v->kids[i];
+
+		it->loc = m->loc;
+		if (npl_recipe_want_map(c, m, "a benchmark")) {
+			rc = -1;
+			continue;
+		}
+		c->bench = &it->spec;
+		rc |= npl_recipe_walk(c, m, item_fields, NPL_ARRAY_SIZE(item_fields), "a benchmark", it);
+		c->bench = NULL;
+		if (!it->name) {
+			rc = npl_recipe_fail(c, m, "a benchmark needs a 'name' (ttft, tpot)");
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (L->benchmarks[j].name && !strcmp(L->benchmarks[j].name, it->name))
+				rc = npl_recipe_fail(c, m, "benchmark '%s' is named twice", it->name);
+	}
+	L->nbenchmarks = v->n;
+	return rc ? -1 : 0;
 }
 
 /* ---- speculative, tuning, ports, launch ------------------------------ */

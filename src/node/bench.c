@@ -20,10 +20,11 @@ static const char *entry_url(const cJSON *plan)
 	return npl_json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "endpoints"), 0), "url");
 }
 
-char **npl_bench_argv(const cJSON *plan, const struct npl_site *site, const char *host, int port,
+char **npl_bench_argv(const cJSON *plan, int which, const struct npl_site *site, const char *host, int port,
 		      const char *out, struct npl_diag *d)
 {
-	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"),
+					       which < 0 ? 0 : which);
 	const cJSON *it, *v;
 	char **argv, ehost[512] = "", eport[16] = "";
 	int n = 0, cap = 256, missing = -1;
@@ -162,10 +163,26 @@ static double plan_num(const char *s)
 	return s && npl_parse_number(s, &any, &v) == 0 ? v : NAN;
 }
 
-/* The first value of a flag of the plan's benchmark, or NULL. */
-static const char *bench_flag(const cJSON *plan, const char *name)
+/* The plan's benchmark which (of several; 0: the first, or the only one), or NULL. */
+static const cJSON *bench_node(const cJSON *plan, int which)
 {
-	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"), 0);
+	return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"),
+				  which < 0 ? 0 : which);
+}
+
+int npl_bench_count(const cJSON *plan)
+{
+	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "nodes"));
+}
+
+const char *npl_bench_name(const cJSON *plan, int which)
+{
+	return npl_json_str(bench_node(plan, which), "name");
+}
+
+/* The first value of a flag of a benchmark (a node of the plan's bench role), or NULL. */
+static const char *bench_flag(const cJSON *node, const char *name)
+{
 	const cJSON *f;
 
 	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
@@ -232,24 +249,56 @@ static void fmt_count(char *out, size_t n, double x)
 		snprintf(out, n, "%g", x);
 }
 
+/* One workload figure of the record against the recipe's want: 1 the same, 0 not (its text in
+ * g), -1 when either says nothing. */
+static int same_figure(const cJSON *rec, const char *key, const char *want, char g[64])
+{
+	const cJSON *got = member(rec, key);
+
+	if (!want || !got || cJSON_IsNull(got))
+		return -1;
+	/* a request rate of inf, as bench_serving records it when it does not write Infinity */
+	if (!strcmp(want, "inf") && cJSON_IsNumber(got) && got->valuedouble >= 1e300)
+		return 1;
+	if (cJSON_IsNumber(got))
+		snprintf(g, 64, "%g", got->valuedouble);
+	else if (cJSON_IsString(got))
+		snprintf(g, 64, "%s", got->valuestring);
+	else
+		return -1;
+	return !strcmp(g, want) || (cJSON_IsNumber(got) && plan_num(want) == got->valuedouble);
+}
+
 /* Compare one workload figure of the record with the recipe's. */
 static void same(struct npl_verdict *v, const cJSON *rec, const char *key, const char *want, const char *what)
 {
-	const cJSON *got = member(rec, key);
 	char g[64];
 
-	if (!want || !got || cJSON_IsNull(got))
-		return;
-	if (cJSON_IsNumber(got))
-		snprintf(g, sizeof(g), "%g", got->valuedouble);
-	else if (cJSON_IsString(got))
-		snprintf(g, sizeof(g), "%s", got->valuestring);
-	else
-		return;
-	if (strcmp(g, want) && !(cJSON_IsNumber(got) && plan_num(want) == got->valuedouble)) {
+	if (!same_figure(rec, key, want, g)) {
 		v->valid = 0;
 		reason(v, "the run's %s is %s, the recipe's %s", what, g, want);
 	}
+}
+
+/* The workload figures a record names and the benchmark's flags that set them. */
+static const char *const workload[][3] = {
+	{"dataset_name", "--dataset-name", "dataset"},
+	{"max_concurrency", "--max-concurrency", "max concurrency"},
+	{"random_input_len", "--random-input-len", "input length"},
+	{"random_output_len", "--random-output-len", "output length"},
+	{"request_rate", "--request-rate", "request rate"},
+};
+
+/* 1 when the record is a run of the benchmark node: no figure it names differs. */
+static int run_of(const cJSON *rec, const cJSON *node)
+{
+	char g[64];
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(workload); i++)
+		if (!same_figure(rec, workload[i][0], bench_flag(node, workload[i][1]), g))
+			return 0;
+	return 1;
 }
 
 /* Blanks around a record; NUL too, which a crash leaves as padding in an appended file. */
@@ -317,8 +366,8 @@ static cJSON *read_record(const char *file, int lineno, const char *line, size_t
 
 /* The last record of the results file, with v->records and v->line; every line is read,
  * whatever bytes it holds. NULL with an error when there is none or the last line is no record. */
-static cJSON *last_record(const char *file, const char *text, size_t len, struct npl_verdict *v,
-			  struct npl_diag *d)
+static cJSON *last_record(const char *file, const char *text, size_t len, const cJSON *of,
+			  struct npl_verdict *v, struct npl_diag *d)
 {
 	const char *p = text, *stop = text + len;
 	cJSON *last = NULL;
@@ -346,10 +395,15 @@ static cJSON *last_record(const char *file, const char *text, size_t len, struct
 				skipped(d, &bad, &nskipped);
 			bad.why = NULL;
 			if ((rec = read_record(file, lineno, p + lead, n - lead, lead, &bad))) {
-				cJSON_Delete(last);
-				last = rec;
 				v->records++;
-				v->line = lineno;
+				if (of && !run_of(rec, of)) {
+					cJSON_Delete(rec); /* another benchmark's run */
+				} else {
+					cJSON_Delete(last);
+					last = rec;
+					v->record = v->records;
+					v->line = lineno;
+				}
 			}
 		}
 		p = nl ? nl + 1 : stop;
@@ -363,20 +417,20 @@ static cJSON *last_record(const char *file, const char *text, size_t len, struct
 		npl_error(d, &bad.at, "%s", bad.why);
 		return NULL;
 	}
-	if (!last) {
+	if (!last && !(of && v->records)) {
 		struct npl_loc l = {file, 0, 0};
 
 		npl_error(d, &l, "no result records");
 	}
-	return last;
+	return last; /* NULL without an error: records, none of them a run of the benchmark of */
 }
 
 /* The counts of the record: requests completed (whole, at most the prompts sent, at most
  * max_failed_pct of them failed) and output tokens (a positive whole number). */
-static void judge_counts(struct npl_verdict *v, const cJSON *last, const cJSON *plan, double max_failed_pct)
+static void judge_counts(struct npl_verdict *v, const cJSON *last, const cJSON *node, double max_failed_pct)
 {
 	double completed = num(last, "completed"), out = num(last, "total_output_tokens");
-	double prompts = plan_num(bench_flag(plan, "--num-prompts")), failed;
+	double prompts = plan_num(bench_flag(node, "--num-prompts")), failed;
 	struct npl_check *c;
 
 	if (isnan(out) && !member(last, "total_output_tokens"))
@@ -500,8 +554,16 @@ static void judge_latency(struct npl_verdict *v, const cJSON *last, const double
 int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan, double max_failed_pct,
 	       struct npl_verdict *v, struct npl_diag *d)
 {
-	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe");
+	return npl_verify_bench(file, text, len, plan, -1, max_failed_pct, v, d);
+}
+
+int npl_verify_bench(const char *file, const char *text, size_t len, const cJSON *plan, int which,
+		     double max_failed_pct, struct npl_verdict *v, struct npl_diag *d)
+{
+	const cJSON *R = cJSON_GetObjectItemCaseSensitive(plan, "recipe"), *node = bench_node(plan, which);
+	const cJSON *of = which >= 0 ? node : NULL;
 	cJSON *last;
+	int errors = d->errors;
 	/* each target by its text and its number in the plan's recipe */
 	static const char *const name[NPL_TARGET_COUNT] = {"tpot", "ttft", "e2e", "throughput"};
 	static const char *const key[NPL_TARGET_COUNT] = {"tpot_ms", "ttft_ms", "e2e_ms", "throughput"};
@@ -519,18 +581,22 @@ int npl_verify(const char *file, const char *text, size_t len, const cJSON *plan
 			return npl_error(d, NULL, "the plan's recipe has no valid target '%s' (%s: a positive number)",
 					 name[i], key[i]);
 	}
-	/* the last record is judged */
-	if (!(last = last_record(file, text, len, v, d)))
-		return -1;
-	v->record = v->records;
+	/* the last record is judged (of several benchmarks: the last run of this one) */
+	if (!(last = last_record(file, text, len, of, v, d))) {
+		if (d->errors != errors)
+			return -1;
+		reason(v, "none of the %d records is a run of the %s benchmark", v->records,
+		       npl_json_str(node, "name") ? npl_json_str(node, "name") : "recipe's");
+		return 0;
+	}
 	v->valid = 1;
-	judge_counts(v, last, plan, max_failed_pct);
+	judge_counts(v, last, node, max_failed_pct);
 	/* the run measured the recipe's workload */
-	same(v, last, "dataset_name", bench_flag(plan, "--dataset-name"), "dataset");
-	same(v, last, "max_concurrency", bench_flag(plan, "--max-concurrency"), "max concurrency");
-	if (bench_flag(plan, "--random-input-len")) {
-		same(v, last, "random_input_len", bench_flag(plan, "--random-input-len"), "input length");
-		same(v, last, "random_output_len", bench_flag(plan, "--random-output-len"), "output length");
+	same(v, last, "dataset_name", bench_flag(node, "--dataset-name"), "dataset");
+	same(v, last, "max_concurrency", bench_flag(node, "--max-concurrency"), "max concurrency");
+	if (bench_flag(node, "--random-input-len")) {
+		same(v, last, "random_input_len", bench_flag(node, "--random-input-len"), "input length");
+		same(v, last, "random_output_len", bench_flag(node, "--random-output-len"), "output length");
 	}
 	judge_latency(v, last, t);
 	v->pass = v->valid;

@@ -521,6 +521,8 @@ void npl_launch_dry_json(struct npl_launch_node *l)
 
 		cJSON_AddNumberToObject(e, "instance", npl_json_int(inst[k].node, "instance", k));
 		cJSON_AddNumberToObject(e, "slot", npl_json_int(inst[k].node, "slot", 0));
+		if (npl_json_str(inst[k].node, "name"))
+			cJSON_AddStringToObject(e, "benchmark", npl_json_str(inst[k].node, "name"));
 		env_json(l, ie, inst[k].node, 0);
 		cJSON_AddItemToObject(e, "env", ie);
 		for (i = 0; i < inst[k].argc; i++)
@@ -664,11 +666,16 @@ void npl_launch_dry_text(struct npl_launch_node *l)
 		       l->wait_timeout);
 	}
 	for (int k = 0; k < l->ninst; k++) {
-		if (l->ninst > 1)
+		const char *bench = npl_json_str(l->inst[k].node, "name");
+
+		if (l->ninst > 1 && bench)
+			printf("# the %s benchmark%s\n", npl_escape_in(a, bench),
+			       k + 1 < l->ninst ? ": run to its end before the next" : "");
+		else if (l->ninst > 1)
 			printf("# instance %d, slot %d of this node: started beside the others\n",
 			       npl_json_int(l->inst[k].node, "instance", k), npl_json_int(l->inst[k].node, "slot", k));
 		print_env(l, l->inst[k].node, 0);
-		fputs(l->ninst > 1 ? "start" : "exec", stdout);
+		fputs(l->ninst == 1 || (bench && k + 1 == l->ninst) ? "exec" : bench ? "run" : "start", stdout);
 		for (i = 0; i < l->inst[k].argc; i++) {
 			putchar(' ');
 			print_word(stdout, l->inst[k].argv[i]);
@@ -698,6 +705,34 @@ int npl_launch_pin(struct npl_launch_node *l)
 	if (l->mask && sched_setaffinity(0, l->masksz, (cpu_set_t *)l->mask) != 0)
 		return npl_error(l->diag, NULL, "cannot pin to CPUs %s: %s", l->cpus, strerror(errno));
 	return 0;
+}
+
+int npl_launch_sequence(struct npl_launch_node *l)
+{
+	int k;
+
+	for (k = 0; k + 1 < l->ninst; k++) {
+		struct npl_launch_env e;
+		const char *name = npl_json_str(l->inst[k].node, "name");
+		pid_t pid;
+		int status;
+
+		env_from(&e, l->env.v);
+		env_add(l, &e, l->inst[k].node, 0);
+		pid = npl_proc_spawn(&(struct npl_proc_child){.argv = l->inst[k].argv, .envp = e.v, .env_path = 1,
+								  .who = "apply"});
+		env_release(&e);
+		if (pid < 0)
+			return npl_error(l->diag, NULL, "cannot run %s: %s", l->inst[k].argv[0], strerror(errno));
+		status = npl_proc_wait(pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return npl_error(l->diag, NULL, "the %s benchmark failed (%s %d): the next is not run",
+					 name ? name : "first", WIFEXITED(status) ? "exit" : "signal",
+					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	}
+	env_add(l, &l->env, l->inst[k].node, 0);
+	exec_in(&l->env, l->inst[k].argv);
+	return npl_error(l->diag, NULL, "cannot run %s: %s", l->inst[k].argv[0], strerror(errno));
 }
 
 int npl_launch_exec(struct npl_launch_node *l)

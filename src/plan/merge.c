@@ -312,18 +312,34 @@ void npl_rs_merge_top(struct ctx *c)
 			t->ifname_env_o = npl_rs_from_layer(L, L->ifname_env ? L->ifname_env[0].loc : L->loc);
 		}
 		TAKE_INT(t->socket_ifname, L->socket_ifname, L);
-		TAKE_STR(t->bench_dataset, L->bench.dataset, L);
-		TAKE_STR(t->bench_resolution, L->bench.resolution, L);
-		TAKE_INT(t->bench_input, L->bench.input, L);
-		TAKE_INT(t->bench_output, L->bench.output, L);
-		TAKE_INT(t->bench_prefix, L->bench.prefix, L);
-		TAKE_INT(t->bench_groups, L->bench.groups, L);
-		TAKE_INT(t->bench_images, L->bench.images, L);
-		TAKE_INT(t->bench_concurrency, L->bench.concurrency, L);
-		TAKE_INT(t->bench_prompts, L->bench.prompts, L);
-		TAKE_INT(t->bench_sys_len, L->bench.system_prompt_len, L);
-		TAKE_INT(t->bench_q_len, L->bench.question_len, L);
+		npl_rs_take_bench(t, &L->bench, L);
 	}
+}
+
+void npl_rs_take_bench(struct top *t, const struct npl_bench_spec *b, const struct npl_layer *L)
+{
+	TAKE_STR(t->bench_dataset, b->dataset, L);
+	TAKE_STR(t->bench_resolution, b->resolution, L);
+	TAKE_INT(t->bench_input, b->input, L);
+	TAKE_INT(t->bench_output, b->output, L);
+	TAKE_INT(t->bench_prefix, b->prefix, L);
+	TAKE_INT(t->bench_groups, b->groups, L);
+	TAKE_INT(t->bench_images, b->images, L);
+	TAKE_INT(t->bench_concurrency, b->concurrency, L);
+	TAKE_INT(t->bench_prompts, b->prompts, L);
+	TAKE_INT(t->bench_sys_len, b->system_prompt_len, L);
+	TAKE_INT(t->bench_q_len, b->question_len, L);
+}
+
+void npl_rs_merge_bench_item(struct ctx *c, struct merged *m, const struct npl_bench_item *it)
+{
+	struct rflag *own = npl_arena_calloc(c->a, (size_t)(m->flags.n + 1), sizeof(*own));
+
+	/* the merged flags are shared with the other benchmarks: this one's go into a copy */
+	memcpy(own, m->flags.v, (size_t)m->flags.n * sizeof(*own));
+	m->flags.v = own;
+	m->flags.cap = m->flags.n + 1;
+	merge_scope(c, m, c->R, &it->scope, 0, 1, NPL_PROG_BENCH);
 }
 
 /* One layer's speculative block over the state; on says whether the block

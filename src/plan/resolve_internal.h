@@ -224,6 +224,10 @@ cJSON *npl_rs_server_role(struct ctx *c, const struct shape *sh);
 cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct shape *dec);
 /* The benchmark's role; server: the PD-mixed server's role (where it connects), else NULL. */
 cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server);
+/* The benchmark keys b of layer L over those in t (what merging the layers does for each). */
+void npl_rs_take_bench(struct top *t, const struct npl_bench_spec *b, const struct npl_layer *L);
+/* One of several benchmarks: its flags over the bench flags merged in m (m's own copy). */
+void npl_rs_merge_bench_item(struct ctx *c, struct merged *m, const struct npl_bench_item *it);
 
 /* ---- container.c ---------------------------------------------------------------- */
 

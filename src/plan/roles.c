@@ -486,16 +486,13 @@ cJSON *npl_rs_server_role(struct ctx *c, const struct shape *sh)
 	return role;
 }
 
-static cJSON *client_role(struct ctx *c, enum role r, struct launch *l, const struct merged *m)
+/* One launch of a client (the router, a benchmark): a node of its role, without an address.
+ * name: the benchmark's, of several; else NULL. */
+static cJSON *client_node(struct ctx *c, enum role r, struct launch *l, const struct merged *m, int index,
+			  const char *name)
 {
-	cJSON *role = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *node = cJSON_CreateObject();
+	cJSON *node = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(role, "role", npl_rs_role_names[r]);
-	cJSON_AddStringToObject(role, "script", npl_arena_printf(c->a, "%s.sh", npl_rs_role_names[r]));
-	cJSON_AddStringToObject(role, "program", npl_rs_role_names[r]);
-	cJSON_AddNullToObject(role, "node_list");
-	cJSON_AddItemToObject(role, "unset", npl_rs_names_json(m->unset.v, m->unset.n, "name"));
-	cJSON_AddItemToObject(role, "source", cJSON_CreateArray());
 	for (int i = 0; i < m->env.n; i++)
 		if (m->env.v[i].val) {
 			npl_rs_put_env(c, l, m->env.v[i].name, m->env.v[i].val, m->env.v[i].o);
@@ -503,13 +500,28 @@ static cJSON *client_role(struct ctx *c, enum role r, struct launch *l, const st
 			l->env.v[l->env.n - 1].sep = m->env.v[i].sep;
 		}
 	npl_rs_apply_overrides(c, r, l, NULL);
-	cJSON_AddNumberToObject(node, "index", 0);
+	cJSON_AddNumberToObject(node, "index", index);
+	if (name)
+		cJSON_AddStringToObject(node, "name", name);
 	cJSON_AddNullToObject(node, "address");
 	cJSON_AddItemToObject(node, "env", npl_rs_env_json(l));
 	cJSON_AddItemToObject(node, "launch",
 			      npl_rs_launch_json(c, r == ROLE_ROUTER ? NPL_PROG_ROUTER : NPL_PROG_BENCH));
 	cJSON_AddItemToObject(node, "flags", npl_rs_flags_json(l));
-	cJSON_AddItemToArray(nodes, node);
+	return node;
+}
+
+/* A client's role: its launches (nodes), made by client_node(). */
+static cJSON *client_role(struct ctx *c, enum role r, cJSON *nodes, const struct merged *m)
+{
+	cJSON *role = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(role, "role", npl_rs_role_names[r]);
+	cJSON_AddStringToObject(role, "script", npl_arena_printf(c->a, "%s.sh", npl_rs_role_names[r]));
+	cJSON_AddStringToObject(role, "program", npl_rs_role_names[r]);
+	cJSON_AddNullToObject(role, "node_list");
+	cJSON_AddItemToObject(role, "unset", npl_rs_names_json(m->unset.v, m->unset.n, "name"));
+	cJSON_AddItemToObject(role, "source", cJSON_CreateArray());
 	cJSON_AddItemToObject(role, "nodes", nodes);
 	mark_env(role, m);
 	return role;
@@ -549,7 +561,12 @@ cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct s
 	npl_rs_put_flag(c, &l, "host", t->entry_host.o, 1, npl_rs_lit(c, t->entry_host.s ? t->entry_host.s : ""));
 	npl_rs_put_flag(c, &l, "port", t->port_entry.o, 1, npl_rs_num(c, port_or(c, &t->port_entry, "entry")));
 	npl_rs_put_data_flags(c, ROLE_ROUTER, &l, &m, NULL, NULL);
-	role = client_role(c, ROLE_ROUTER, &l, &m);
+	{
+		cJSON *nodes = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_ROUTER, &l, &m, 0, NULL));
+		role = client_role(c, ROLE_ROUTER, nodes, &m);
+	}
 	{
 		cJSON *eps = cJSON_CreateArray(), *ep = cJSON_CreateObject();
 		struct npl_buf b = NPL_BUF_INIT;
@@ -594,29 +611,27 @@ static void bench_host(struct ctx *c, struct launch *l, const cJSON *server)
 		npl_rs_put_flag(c, l, "host", t->entry_host.o, 1, entry);
 }
 
-cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
+/* One benchmark's launch: the rules' flags from the sizes in c->t, then the flags of m. */
+static void bench_launch(struct ctx *c, struct launch *l, const struct merged *m, const cJSON *server)
 {
-	struct merged m;
-	struct launch l;
 	struct top *t = &c->t;
 	const char *ds = t->bench_dataset.s;
 	int in, out, prompts;
 
-	npl_rs_merge_role(c, ROLE_BENCH, &m);
-	memset(&l, 0, sizeof(l));
+	memset(l, 0, sizeof(*l));
 	if (!ds) {
 		c->rc = npl_error(c->d, &c->R->loc, "the recipe needs bench.dataset");
 		ds = "random";
 	}
-	npl_rs_put_flag(c, &l, "dataset-name", t->bench_dataset.o, 1, ds);
-	npl_rs_put_flag(c, &l, "backend", npl_rs_from_rule("bench-backend", "sglang-oai-chat for images, else sglang"),
+	npl_rs_put_flag(c, l, "dataset-name", t->bench_dataset.o, 1, ds);
+	npl_rs_put_flag(c, l, "backend", npl_rs_from_rule("bench-backend", "sglang-oai-chat for images, else sglang"),
 		 1, !strcmp(ds, "image") ? "sglang-oai-chat" : "sglang");
-	bench_host(c, &l, server);
-	npl_rs_put_flag(c, &l, "port", t->port_entry.o, 1, npl_rs_num(c, port_or(c, &t->port_entry, "entry")));
-	npl_rs_put_flag(c, &l, "max-concurrency", t->bench_concurrency.o, 1,
+	bench_host(c, l, server);
+	npl_rs_put_flag(c, l, "port", t->port_entry.o, 1, npl_rs_num(c, port_or(c, &t->port_entry, "entry")));
+	npl_rs_put_flag(c, l, "max-concurrency", t->bench_concurrency.o, 1,
 		 npl_rs_num(c, need_bench(c, &t->bench_concurrency, "concurrency", ds)));
 	prompts = need_bench(c, &t->bench_prompts, "prompts", ds);
-	npl_rs_put_flag(c, &l, "num-prompts", t->bench_prompts.o, 1, npl_rs_num(c, prompts));
+	npl_rs_put_flag(c, l, "num-prompts", t->bench_prompts.o, 1, npl_rs_num(c, prompts));
 	in = need_bench(c, &t->bench_input, "input", ds);
 	out = need_bench(c, &t->bench_output, "output", ds);
 	if (!strcmp(ds, "generated-shared-prefix")) {
@@ -630,10 +645,10 @@ cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 		if (prompts % groups)
 			c->rc = npl_error(c->d, &t->bench_groups.o.loc, "bench.prompts (%d) must divide into bench.groups (%d)",
 					  prompts, groups);
-		npl_rs_put_flag(c, &l, "gsp-num-groups",
+		npl_rs_put_flag(c, l, "gsp-num-groups",
 			 t->bench_groups.set ? t->bench_groups.o : npl_rs_from_rule("bench-gsp", "one prefix group"), 1,
 			 npl_rs_num(c, groups));
-		npl_rs_put_flag(c, &l, "gsp-prompts-per-group", npl_rs_from_rule("bench-gsp", "prompts / groups"), 1,
+		npl_rs_put_flag(c, l, "gsp-prompts-per-group", npl_rs_from_rule("bench-gsp", "prompts / groups"), 1,
 			 npl_rs_num(c, prompts / groups));
 		/* what the page benchmarks wins over the formula */
 		if (t->bench_sys_len.set) {
@@ -644,23 +659,51 @@ cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 			q = t->bench_q_len.v;
 			q_o = t->bench_q_len.o;
 		}
-		npl_rs_put_flag(c, &l, "gsp-system-prompt-len", sys_o, 1, npl_arena_printf(c->a, "%lld", sys));
-		npl_rs_put_flag(c, &l, "gsp-question-len", q_o, 1, npl_arena_printf(c->a, "%lld", q));
-		npl_rs_put_flag(c, &l, "gsp-output-len", t->bench_output.o, 1, npl_rs_num(c, out));
+		npl_rs_put_flag(c, l, "gsp-system-prompt-len", sys_o, 1, npl_arena_printf(c->a, "%lld", sys));
+		npl_rs_put_flag(c, l, "gsp-question-len", q_o, 1, npl_arena_printf(c->a, "%lld", q));
+		npl_rs_put_flag(c, l, "gsp-output-len", t->bench_output.o, 1, npl_rs_num(c, out));
 	} else {
 		if (!strcmp(ds, "image")) {
 			if (!t->bench_resolution.s)
 				c->rc = npl_error(c->d, &c->R->loc, "the image benchmark needs bench.resolution");
-			npl_rs_put_flag(c, &l, "image-resolution", t->bench_resolution.o, 1,
+			npl_rs_put_flag(c, l, "image-resolution", t->bench_resolution.o, 1,
 				 npl_rs_lit(c, t->bench_resolution.s ? t->bench_resolution.s : ""));
-			npl_rs_put_flag(c, &l, "image-count",
+			npl_rs_put_flag(c, l, "image-count",
 				 t->bench_images.set ? t->bench_images.o : npl_rs_from_rule("bench-image", "one image"), 1,
 				 npl_rs_num(c, t->bench_images.set ? t->bench_images.v : 1));
 		}
-		npl_rs_put_flag(c, &l, "random-input-len", t->bench_input.o, 1, npl_rs_num(c, in));
-		npl_rs_put_flag(c, &l, "random-output-len", t->bench_output.o, 1, npl_rs_num(c, out));
-		npl_rs_put_flag(c, &l, "random-range-ratio", npl_rs_from_rule("bench-lengths", "fixed lengths"), 1, "1");
+		npl_rs_put_flag(c, l, "random-input-len", t->bench_input.o, 1, npl_rs_num(c, in));
+		npl_rs_put_flag(c, l, "random-output-len", t->bench_output.o, 1, npl_rs_num(c, out));
+		npl_rs_put_flag(c, l, "random-range-ratio", npl_rs_from_rule("bench-lengths", "fixed lengths"), 1, "1");
 	}
-	npl_rs_put_data_flags(c, ROLE_BENCH, &l, &m, NULL, NULL);
-	return client_role(c, ROLE_BENCH, &l, &m);
+	npl_rs_put_data_flags(c, ROLE_BENCH, l, m, NULL, NULL);
+}
+
+/* The benchmark role: one launch, or one per benchmark of the recipe's several (each its sizes
+ * over bench's, its flags over bench's), run in order. */
+cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
+{
+	struct merged m;
+	struct launch l;
+	cJSON *nodes = cJSON_CreateArray();
+	const struct npl_layer *R = c->R;
+	int k;
+
+	npl_rs_merge_role(c, ROLE_BENCH, &m);
+	if (!R->nbenchmarks) {
+		bench_launch(c, &l, &m, server);
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &m, 0, NULL));
+	}
+	for (k = 0; k < R->nbenchmarks; k++) {
+		struct top keep = c->t;
+		struct merged own = m;
+
+		npl_rs_take_bench(&c->t, &R->benchmarks[k].spec, R);
+		npl_rs_merge_bench_item(c, &own, &R->benchmarks[k]);
+		bench_launch(c, &l, &own, server);
+		/* all on the one node, run in turn */
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &own, 0, R->benchmarks[k].name));
+		c->t = keep;
+	}
+	return client_role(c, ROLE_BENCH, nodes, &m);
 }
