@@ -232,7 +232,7 @@ static void env_ops(cJSON *env)
 }
 
 /* The flags (arr "flags", key "flag") or the environment ("env", "name") of a role's first n
- * nodes in one array, each named by its node when there are several. */
+ * nodes in one array, each named by its node (a benchmark by its name) when there are several. */
 static cJSON *node_items(const cJSON *role, const char *arr, const char *key, int n)
 {
 	cJSON *dst = cJSON_CreateArray();
@@ -248,7 +248,10 @@ static cJSON *node_items(const cJSON *role, const char *arr, const char *key, in
 			if (n > 1) {
 				char k[300];
 
-				snprintf(k, sizeof(k), "%s (node %d)", npl_json_str(it, key), i);
+				if (npl_json_str(node, "name")) /* one of several benchmarks */
+					snprintf(k, sizeof(k), "%s (%s)", npl_json_str(it, key), npl_json_str(node, "name"));
+				else
+					snprintf(k, sizeof(k), "%s (node %d)", npl_json_str(it, key), i);
 				cJSON_ReplaceItemInObjectCaseSensitive(c, key, cJSON_CreateString(k));
 			}
 			cJSON_AddItemToArray(dst, c);

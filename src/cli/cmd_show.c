@@ -221,6 +221,10 @@ static void show_role(const cJSON *role, const struct out *o)
 		const char *addr = npl_json_str(node, "address");
 		const cJSON *lv;
 
+		if (npl_json_str(node, "name"))
+			/* one of several benchmarks, run in turn: the last by exec */
+			pr("  benchmark %s%s\n", npl_json_str(node, "name"),
+			   node->next ? " (run to its end, then the next)" : " (the last)");
 		if (list) {
 			npl_buf_reset(&b);
 			npl_pval_display(&b, addr, &o->site);

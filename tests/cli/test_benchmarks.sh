@@ -46,6 +46,18 @@ valid show.schema.json "$T/show.json"
 got=$(jq -r '.roles[] | select(.role == "bench") | .nodes[] | "\(.index) \(.name) \((.launch + [.flags[] | .flag, .values[]]) | join(" "))"' "$T/show.json")
 expect_eq "$got" "0 ttft $TTFT
 0 tpot $TPOT" "the benchmarks in the plan"
+expect_rc 0 "$NPL" "${R[@]}" show $ID
+expect_eq "$(grep -E '^  (benchmark|exec)' "$T/out" | tail -4)" "  benchmark ttft (run to its end, then the next)
+  exec    python -m sglang.bench_serving
+  benchmark tpot (the last)
+  exec    python -m sglang.bench_serving" "show: the benchmarks in turn"
+# diff names a benchmark's flag by its benchmark
+mkdir -p "$T/two/q" && cp "$D/qwen3-8b/$ID.yaml" "$T/two/q/"
+sed 's/request-rate: 0.4/request-rate: 0.5/; s/^title: .*/title: "Qwen3-8B W8A8 1P IN16K TTFT TPOT B"/' \
+	"$D/qwen3-8b/$ID.yaml" >"$T/two/q/b.yaml"
+expect_rc 1 "$NPL" --recipes "$T/two" diff $ID $ID-b
+expect_eq "$(tail -2 "$T/out")" "bench:
+  ~ --request-rate (ttft): 0.4 -> 0.5" "diff of a benchmark's flag"
 # each flag says where it came from: the benchmark's own key, or bench's
 expect_eq "$(jq -r '.roles[] | select(.role == "bench") | .nodes[0].flags[] | select(.flag == "--request-rate" or .flag == "--random-output-len") | .origin.at' "$T/show.json" | sed 's/.*yaml://')" \
 	"23:13
