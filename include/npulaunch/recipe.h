@@ -89,6 +89,7 @@ struct npl_flag_set {
 	const char **values;
 	int nvalues;
 	struct npl_loc loc;
+	int site_key;             /* >= 0: the one value is this site value ({site: model-path}) */
 };
 
 /* Speculative decoding: one block that the rules turn into the --speculative-* flags. */

@@ -205,6 +205,25 @@ static int f_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 		f = &s->flags[s->nflags];
 		f->name = name->str;
 		f->loc = name->loc;
+		f->site_key = -1;
+		if (val->kind == NPL_YMAP) {
+			/* {site: KEY}: a site value, as an environment variable takes one */
+			const struct npl_ynode *sv = val->n == 1 && !strcmp(val->kids[0]->str, "site") ? val->kids[1] : NULL;
+			int sk = sv && sv->kind == NPL_YSCALAR && !npl_ynull(sv) ? npl_site_key_from_name(sv->str) : -1;
+
+			if (sk < 0 || npl_site_is_list(sk) || npl_site_is_cluster(sk)) {
+				rc = npl_recipe_fail(c, val, "flag '%s' takes true, false/null, a value, a non-empty list of values "
+						     "or {site: KEY} (model-path, draft-model-path, ifname)", name->str);
+				continue;
+			}
+			f->kind = NPL_FLAG_VALUES;
+			f->values = npl_arena_alloc(c->a, sizeof(*f->values));
+			f->values[0] = sv->str;
+			f->nvalues = 1;
+			f->site_key = sk;
+			s->nflags++;
+			continue;
+		}
 		if (npl_ybool(val, &b)) {
 			f->kind = b ? NPL_FLAG_SWITCH : NPL_FLAG_REMOVE;
 		} else if (npl_ynull(val)) {

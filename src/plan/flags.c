@@ -109,6 +109,10 @@ static const char *reserved_rule(enum role r, const char *flag)
 	const char *const *v = r <= ROLE_DECODE ? server_reserved
 			     : r == ROLE_ROUTER ? router_reserved : bench_reserved;
 
+	/* the rule gives prefill its bootstrap port; a decode server's, where a page gives it one,
+	   is data */
+	if (r == ROLE_DECODE && !strcmp(flag, "disaggregation-bootstrap-port"))
+		return NULL;
 	for (; *v; v++)
 		if (!strcmp(*v, flag))
 			return *v;
@@ -340,7 +344,9 @@ void npl_rs_put_spec(struct ctx *c, struct launch *l, const struct spec_state *s
 		c->rc = npl_error(c->d, &st->o.loc, "the speculative block needs 'algorithm'");
 		return;
 	}
-	if ((emit & (NPL_SPEC_STEPS | NPL_SPEC_TOPK | NPL_SPEC_DRAFT_TOKENS)) &&
+	/* steps and topk where they are written, or draft tokens are derived from them (a block
+	   that emits draft_tokens it gives, as DFLASH's, needs neither) */
+	if (((emit & (NPL_SPEC_STEPS | NPL_SPEC_TOPK)) || ((emit & NPL_SPEC_DRAFT_TOKENS) && !st->tokens.set)) &&
 	    (!st->steps.set || !st->topk.set)) {
 		c->rc = npl_error(c->d, &st->o.loc, "the speculative block needs 'steps' and 'topk'");
 		return;

@@ -127,7 +127,8 @@ static void merge_scope(struct ctx *c, struct merged *m, const struct npl_layer 
 			if (f->kind == NPL_FLAG_VALUES) {
 				r.vals = npl_arena_calloc(c->a, (size_t)f->nvalues, sizeof(*r.vals));
 				for (j = 0; j < f->nvalues; j++)
-					r.vals[j] = npl_rs_lit(c, f->values[j]);
+					r.vals[j] = f->site_key >= 0 ? npl_rs_ref(c, (enum npl_site_key)f->site_key, -1, 0)
+								     : npl_rs_lit(c, f->values[j]);
 				r.nvals = f->nvalues;
 			}
 			for (j = 0; j < m->flags.n; j++)

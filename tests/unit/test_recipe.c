@@ -200,12 +200,15 @@ static void test_bad_flags(void **state)
 				 "  --tp-size: 16\n"
 				 "  Mem_Fraction: 1\n"
 				 "  dp-size: {a: 1}\n"
-				 "  cuda-graph-bs-decode: []\n"), -1);
-	assert_int_equal(f->d.errors, 4);
+				 "  cuda-graph-bs-decode: []\n"
+				 "  tokenizer-path: {site: node-ip}\n"), -1);
+	assert_int_equal(f->d.errors, 5);
 	assert_string_equal(msg(f, 0), "t.yaml:12:3: error: write flag names without the leading dashes: 'tp-size'");
 	assert_string_equal(msg(f, 1), "t.yaml:13:3: error: 'Mem_Fraction' is not a flag name (lowercase letters, digits, '-')");
-	assert_string_equal(msg(f, 2), "t.yaml:14:12: error: flag 'dp-size' takes true, false/null, a value or a non-empty list of values");
+	assert_string_equal(msg(f, 2), "t.yaml:14:12: error: flag 'dp-size' takes true, false/null, a value, a non-empty list of values or {site: KEY} (model-path, draft-model-path, ifname)");
 	assert_string_equal(msg(f, 3), "t.yaml:15:25: error: flag 'cuda-graph-bs-decode' takes true, false/null, a value or a non-empty list of values");
+	/* a site value a flag can hold is one value: not a list, not a cluster's */
+	assert_string_equal(msg(f, 4), "t.yaml:16:19: error: flag 'tokenizer-path' takes true, false/null, a value, a non-empty list of values or {site: KEY} (model-path, draft-model-path, ifname)");
 }
 
 static void test_unknown_role_and_nested_keys(void **state)
