@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "npulaunch/cli.h"
@@ -13,7 +14,7 @@
 
 static void help(void)
 {
-	puts("usage: npulaunch import PAGE... -o DIR [--commit HEX] [--check] [--json]\n"
+	puts("usage: npulaunch import PAGE... -o DIR [--commit HEX] [--meta KEY=VALUE]... [--check] [--json]\n"
 	     "\n"
 	     "Read SGLang best-practice pages (the seed pages' text form, SGLang's MDX pages, older\n"
 	     "and 2026 layouts) and write one recipe per section into DIR/MODEL/, with what every\n"
@@ -28,6 +29,10 @@ static void help(void)
 	     "Options:\n"
 	     "  -o, --output DIR  the recipe folder to write into (made when missing)\n"
 	     "  --commit HEX      the upstream commit the pages were read at, for the provenance\n"
+	     "  --meta KEY=VALUE  what a section's metadata lacks (a page with no metadata table,\n"
+	     "                    like MiMo-V2.5-Pro's): Title, Model, Hardware, Cards, Deploy Mode,\n"
+	     "                    Quantization, Dataset, TPOT, TTFT; never what the page gives. The\n"
+	     "                    recipe records it as a deviation\n"
 	     "  --check           write nothing; exit 1 when DIR's files differ from the import\n"
 	     "  --json            {written, check, differences, pages: [{page, model, model_file,\n"
 	     "                    recipes: [{id, file, section}]}]} (docs/json.md)\n"
@@ -82,10 +87,58 @@ static int keep_curated(struct npl_cli *cli, const char *file, cJSON *doc)
 	return 0;
 }
 
+/* --meta: the values given for what a section's metadata lacks, by key; title for "Title". */
+struct meta {
+	const char *v[NPL_PAGE_NKEYS];
+	const char *title;
+};
+
+/* KEY=VALUE of --meta into mt: 0, or a usage error. */
+static int meta_opt(struct meta *mt, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+	int k;
+
+	if (!eq || !eq[1])
+		return npl_cli_usage_error("import", "--meta '%s' is not KEY=VALUE", arg);
+	if (n == 5 && !strncasecmp(arg, "Title", 5)) {
+		mt->title = eq + 1;
+		return 0;
+	}
+	for (k = 0; k < NPL_PAGE_NKEYS; k++)
+		if (k != NPL_PAGE_FORMAT && strlen(npl_page_key_name((enum npl_page_key)k)) == n &&
+		    !strncasecmp(arg, npl_page_key_name((enum npl_page_key)k), n)) {
+			mt->v[k] = eq + 1;
+			return 0;
+		}
+	return npl_cli_usage_error("import", "--meta '%.*s': not a metadata key (Title, Model, Hardware, Cards, "
+				   "Deploy Mode, Quantization, Dataset, TPOT, TTFT)", (int)n, arg);
+}
+
+/* What the sections lack, from --meta: a value given where the page gives none, located at the
+ * section with line 0 (import_infer.c records it as given at import). */
+static void meta_fill(struct npl_page *p, const struct meta *mt)
+{
+	int i, k;
+
+	for (i = 0; i < p->n; i++) {
+		struct npl_page_section *s = &p->v[i];
+
+		if (!s->title && mt->title)
+			s->title = mt->title;
+		for (k = 0; k < NPL_PAGE_NKEYS; k++)
+			if (!s->field[k].value && mt->v[k]) {
+				s->field[k].value = mt->v[k];
+				s->field[k].loc = (struct npl_loc){s->loc.file, 0, 0};
+			}
+	}
+}
+
 /* One page into the set: DIR/MODEL/model.yaml and DIR/MODEL/ID.yaml; into pages (may be NULL)
  * what it wrote. */
-static int one(struct npl_cli *cli, const char *path, const char *dir, const char *commit, struct npl_outset *set,
-	       cJSON *pages)
+static int one(struct npl_cli *cli, const char *path, const char *dir, const char *commit, const struct meta *mt,
+	       struct npl_outset *set, cJSON *pages)
 {
 	cJSON *pj = NULL, *rj = NULL;
 	struct npl_import_opts o = {0};
@@ -101,6 +154,7 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 	npl_diag_source(&cli->diag, path, text);
 	if (npl_page_read(&p, path, text, len, &cli->arena, &cli->diag))
 		return -1;
+	meta_fill(&p, mt);
 	o.page_name = base;
 	o.commit = commit;
 	o.dirs = cli->recipe_dirs;
@@ -157,11 +211,13 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 {
 	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
 					     {"commit", required_argument, NULL, 'C'},
+					     {"meta", required_argument, NULL, 'M'},
 					     {"check", no_argument, NULL, 'c'},
 					     {"json", no_argument, NULL, 'j'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct npl_outset set = {0};
+	struct meta mt = {{0}, NULL};
 	const char *dir = NULL, *commit = NULL;
 	int c, i, check = 0, json = 0, differ = 0, rc = NPL_EXIT_OK;
 	cJSON *top = NULL, *pages = NULL;
@@ -174,6 +230,10 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 			break;
 		case 'C':
 			commit = optarg;
+			break;
+		case 'M':
+			if (meta_opt(&mt, optarg))
+				return NPL_EXIT_USAGE;
 			break;
 		case 'c':
 			check = 1;
@@ -208,7 +268,7 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 		pages = cJSON_CreateArray();
 	}
 	for (i = optind; i < argc; i++)
-		if (one(cli, argv[i], dir, commit, &set, pages))
+		if (one(cli, argv[i], dir, commit, &mt, &set, pages))
 			rc = NPL_EXIT_INVALID;
 	npl_cli_flush(cli);
 	if (rc == NPL_EXIT_OK) {

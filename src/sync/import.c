@@ -328,6 +328,7 @@ int npl_import_page(const struct npl_page *p, const struct npl_import_opts *o, s
 			rc = -1;
 			continue;
 		}
+		npl_imp_tidy(m);
 		n++;
 	}
 	if (rc) {

@@ -127,6 +127,17 @@ static cJSON *scope(struct imp *m, const char *role)
 	return npl_imp_obj(npl_imp_obj(m->doc, "roles"), role);
 }
 
+/* Where a flag of a difference goes: its role's scope, or, of several benchmarks, the one it is
+ * of (the flags all of them share move to bench afterwards: npl_imp_tidy). */
+static cJSON *flag_scope(struct imp *m, const struct npl_diff *x)
+{
+	cJSON *list = cJSON_GetObjectItemCaseSensitive(m->doc, "benchmarks");
+
+	if (!strcmp(x->role, "bench") && list && cJSON_GetArrayItem(list, x->instance))
+		return cJSON_GetArrayItem(list, x->instance);
+	return scope(m, x->role);
+}
+
 static int server(const char *role)
 {
 	return strcmp(role, "router") && strcmp(role, "bench");
@@ -248,6 +259,51 @@ static int router_instances(struct imp *m, const struct npl_diff *x)
 	return 2;
 }
 
+/* A flag's value as the recipe writes it: {site: KEY} where it is the model (or draft model)
+ * path the page's servers are given (a benchmark's --model /path/to/model is the site's model),
+ * else as the page writes it. */
+static cJSON *flag_value(struct imp *m, const struct npl_flagv *f)
+{
+	static const enum npl_site_key paths[] = {NPL_SITE_MODEL_PATH, NPL_SITE_DRAFT_MODEL_PATH};
+	size_t k;
+
+	for (k = 0; f->n == 1 && k < NPL_ARRAY_SIZE(paths); k++)
+		if (m->run.site.key[paths[k]].n && !strcmp(f->v[0], m->run.site.key[paths[k]].v[0])) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "site", npl_site_key_name(paths[k]));
+			return o;
+		}
+	return npl_imp_flag_value(f);
+}
+
+/* The page's router names each prefill server without its bootstrap port (the router then asks
+ * for the server's own); the recipe's names it: the same servers, the ports written out. */
+static int router_bootstrap(struct imp *m, const struct npl_diff *x)
+{
+	char *pg, *pl, *sp = NULL, *sl = NULL, *a, *b;
+
+	if (strcmp(x->role, "router") || strcmp(x->name, "prefill") || !x->page || !x->plan)
+		return 0;
+	pg = npl_arena_strdup(m->a, x->page);
+	pl = npl_arena_strdup(m->a, x->plan);
+	for (a = strtok_r(pg, " ", &sp), b = strtok_r(pl, " ", &sl); b; b = strtok_r(NULL, " ", &sl)) {
+		if (a && !strcmp(a, b)) {
+			a = strtok_r(NULL, " ", &sp);
+			continue;
+		}
+		if (strspn(b, "0123456789") != strlen(b))
+			return 0; /* not a bootstrap port the page left out */
+	}
+	if (a)
+		return 0;
+	npl_imp_deviation(m, &x->loc, "router-prefill",
+			  npl_arena_printf(m->a, "the page's router gives --prefill %s without the prefill server's "
+					   "bootstrap port; the recipe's router names the port that server listens on (%s)",
+					   npl_page_run_show(&m->run, x->page, m->a), npl_page_run_show(&m->run, x->plan, m->a)));
+	return 2;
+}
+
 static int fix_flag(struct imp *m, const struct npl_diff *x)
 {
 	int srv = server(x->role);
@@ -268,13 +324,14 @@ static int fix_flag(struct imp *m, const struct npl_diff *x)
 						   x->page ? x->page : "(none)", x->plan));
 		return 2;
 	}
-	if (router_instances(m, x))
+	if (router_instances(m, x) || router_bootstrap(m, x))
 		return 2;
-	if (srv ? in(server_reserved, x->name) : in(!strcmp(x->role, "router") ? router_reserved : bench_reserved, x->name))
+	if (srv ? in(server_reserved, x->name) && !(!strcmp(x->role, "decode") && !strcmp(x->name, "disaggregation-bootstrap-port"))
+		: in(!strcmp(x->role, "router") ? router_reserved : bench_reserved, x->name))
 		return 0;
 	if (srv && !strcmp(x->name, "host") && x->page && is_address(m, x->page))
 		return 0;
-	set(npl_imp_obj(scope(m, x->role), "flags"), x->name, x->pflag ? npl_imp_flag_value(x->pflag) : cJSON_CreateNull());
+	set(npl_imp_obj(flag_scope(m, x), "flags"), x->name, x->pflag ? flag_value(m, x->pflag) : cJSON_CreateNull());
 	return 1;
 }
 

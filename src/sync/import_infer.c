@@ -122,9 +122,9 @@ int npl_imp_model(struct imp *m)
 	const struct npl_layer *M;
 
 	if (!model)
-		return npl_error(m->d, &m->s->loc, "the section gives no Model: a recipe needs one");
+		return npl_error(m->d, &m->s->loc, "the section gives no Model: a recipe needs one (import --meta Model=NAME gives it)");
 	if (!hw)
-		return npl_error(m->d, &m->s->loc, "the section gives no Hardware: a recipe needs one");
+		return npl_error(m->d, &m->s->loc, "the section gives no Hardware: a recipe needs one (import --meta Hardware=NAME gives it)");
 	M = npl_db_model(m->base, model);
 	m->model_id = M ? M->id : slug(model, m->a);
 	m->model_name = M ? M->name : model;
@@ -132,6 +132,24 @@ int npl_imp_model(struct imp *m)
 		return npl_error(m->d, &m->s->field[NPL_PAGE_HARDWARE].loc,
 				 "no hardware profile is named '%s' (add it to a profile's aliases)", hw);
 	return 0;
+}
+
+/* What import --meta gave where the section has none (located at line 0): a deviation that
+ * names each, so that the recipe says where its metadata came from. */
+static void given_at_import(struct imp *m)
+{
+	struct npl_buf b = NPL_BUF_INIT;
+	int k;
+
+	for (k = 0; k < NPL_PAGE_NKEYS; k++)
+		if (m->s->field[k].value && m->s->field[k].loc.line == 0)
+			npl_buf_printf(&b, "%s%s %s", b.len ? ", " : "", npl_page_key_name((enum npl_page_key)k),
+				       m->s->field[k].value);
+	if (b.len)
+		npl_imp_deviation(m, &m->s->loc, "metadata",
+				  npl_arena_printf(m->a, "the page's section gives no metadata for these; given at "
+						   "import (--meta): %s", npl_buf_str(&b)));
+	npl_buf_release(&b);
 }
 
 static int meta(struct imp *m)
@@ -143,7 +161,7 @@ static int meta(struct imp *m)
 
 	if (!m->s->title)
 		return npl_error(m->d, &m->s->loc, "the page's deployment has no section title: a recipe needs one "
-				 "(its id is made from the title)");
+				 "(its id is made from the title; import --meta Title=TITLE gives it)");
 	if (npl_imp_model(m))
 		return -1;
 	m->id = npl_recipe_id_from_title(m->a, m->s->title);
@@ -153,10 +171,11 @@ static int meta(struct imp *m)
 	cJSON_AddStringToObject(m->doc, "hardware", m->hw->id);
 	if (!cards || npl_parse_uint(cards) <= 0)
 		return npl_error(m->d, cards ? &m->s->field[NPL_PAGE_CARDS].loc : &m->s->loc,
-				 "the section's Cards is not a number of cards: '%s'", cards ? cards : "(none)");
+				 "the section's Cards is not a number of cards: '%s'%s", cards ? cards : "(none)",
+				 cards ? "" : " (import --meta Cards=N gives it)");
 	cJSON_AddItemToObject(m->doc, "cards", cJSON_CreateRaw(cards));
 	if (!mode)
-		return npl_error(m->d, &m->s->loc, "the section gives no Deploy Mode");
+		return npl_error(m->d, &m->s->loc, "the section gives no Deploy Mode (import --meta \"Deploy Mode=PD Mixed\" gives it)");
 	if (npl_strcaseeq(mode, "PD Mixed"))
 		cJSON_AddStringToObject(m->doc, "mode", "pd-mixed");
 	else if (npl_strcaseeq(mode, "PD Disaggregation") || npl_strcaseeq(mode, "PD Separation"))
@@ -181,6 +200,7 @@ static int meta(struct imp *m)
 	}
 	if (m->s->tier)
 		cJSON_AddStringToObject(m->doc, "tier", m->s->tier);
+	given_at_import(m);
 	return 0;
 }
 
@@ -370,29 +390,153 @@ static void bench_sizes(cJSON *b, const struct npl_norm *n, const char *ds)
 		cJSON_AddItemToObject(b, "output", npl_imp_scalar(out));
 }
 
+/* One benchmark's dataset keys, or NULL (said) when its dataset is none a recipe has. */
+static cJSON *bench_keys(struct imp *m, const struct npl_norm *n)
+{
+	const char *ds = flag(n, "dataset-name");
+	cJSON *b;
+
+	if (!ds || (strcmp(ds, "random") && strcmp(ds, "generated-shared-prefix") && strcmp(ds, "image"))) {
+		npl_error(m->d, &n->src->l.loc, "the benchmark's --dataset-name is '%s': a recipe's dataset is "
+			  "random, generated-shared-prefix or image", ds ? ds : "(none)");
+		return NULL;
+	}
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "dataset", ds);
+	bench_sizes(b, n, ds);
+	if (flag(n, "max-concurrency"))
+		cJSON_AddItemToObject(b, "concurrency", npl_imp_scalar(flag(n, "max-concurrency")));
+	if (flag(n, "num-prompts"))
+		cJSON_AddItemToObject(b, "prompts", npl_imp_scalar(flag(n, "num-prompts")));
+	return b;
+}
+
+/* The name of the k-th of several benchmarks: what its block's heading says in parentheses
+ * ("Benchmark Decode Node (TPOT)": tpot), else bench-K. */
+static const char *bench_name(struct imp *m, int k, int n)
+{
+	const char *label = m->s->nbench == n ? m->s->bench[k].label : NULL;
+	const char *open = label ? strrchr(label, '(') : NULL, *close = open ? strchr(open, ')') : NULL;
+	char *s, *p;
+
+	if (!open || !close || close == open + 1 || close - open > 33)
+		return npl_arena_printf(m->a, "bench-%d", k + 1);
+	s = npl_arena_strndup(m->a, open + 1, (size_t)(close - open - 1));
+	for (p = s; *p; p++)
+		*p = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-';
+	return s[0] == '-' ? npl_arena_printf(m->a, "bench-%d", k + 1) : s;
+}
+
+/* Several benchmarks: what all share under bench, what each changes under benchmarks. */
+static int benchmarks(struct imp *m, const struct npl_norm *const *L, int n)
+{
+	cJSON *keys[8], *b = npl_imp_obj(m->doc, "bench"), *list = cJSON_AddArrayToObject(m->doc, "benchmarks"), *it;
+	cJSON *first;
+	int k, j, rc = 0;
+
+	for (k = 0; k < n; k++)
+		if (!(keys[k] = bench_keys(m, L[k])))
+			rc = -1;
+	for (k = 0; k < n && !rc; k++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "name", bench_name(m, k, n));
+		for (j = 0; j < k; j++)
+			if (!strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(list, j), "name")->valuestring,
+				    cJSON_GetObjectItem(e, "name")->valuestring))
+				cJSON_ReplaceItemInObject(e, "name", cJSON_CreateString(npl_arena_printf(m->a, "bench-%d", k + 1)));
+		cJSON_AddItemToArray(list, e);
+	}
+	/* a key with one value in every benchmark is bench's; another, each benchmark's own */
+	first = rc ? NULL : keys[0];
+	cJSON_ArrayForEach(it, first) {
+		int all = 1;
+
+		for (k = 1; k < n; k++)
+			all &= cJSON_Compare(it, cJSON_GetObjectItem(keys[k], it->string), 1);
+		if (all)
+			cJSON_AddItemToObject(b, it->string, cJSON_Duplicate(it, 1));
+	}
+	for (k = 0; k < n && !rc; k++)
+		cJSON_ArrayForEach(it, keys[k])
+			if (!cJSON_GetObjectItem(b, it->string))
+				cJSON_AddItemToObject(cJSON_GetArrayItem(list, k), it->string, cJSON_Duplicate(it, 1));
+	for (k = 0; k < n; k++)
+		cJSON_Delete(keys[k]);
+	if (!rc && !cJSON_GetObjectItem(b, "dataset"))
+		rc = npl_error(m->d, &L[1]->src->l.loc, "the section's benchmarks use different datasets; a recipe's "
+			       "benchmarks share one");
+	return rc;
+}
+
 static int bench(struct imp *m)
 {
 	const struct npl_norm *L[8];
 	int n = npl_imp_role_launches(m, "bench", L, 8);
-	const char *ds;
 	cJSON *b;
+	const cJSON *it;
 
 	if (!n)
 		return npl_error(m->d, &m->s->loc, "the section has no benchmark: a recipe needs one");
 	if (n > 1)
-		return npl_error(m->d, &L[1]->src->l.loc, "the section runs %d benchmarks; a recipe holds one", n);
-	ds = flag(L[0], "dataset-name");
-	if (!ds || (strcmp(ds, "random") && strcmp(ds, "generated-shared-prefix") && strcmp(ds, "image")))
-		return npl_error(m->d, &L[0]->src->l.loc, "the benchmark's --dataset-name is '%s': a recipe's dataset is "
-				 "random, generated-shared-prefix or image", ds ? ds : "(none)");
-	b = npl_imp_obj(m->doc, "bench");
-	cJSON_AddStringToObject(b, "dataset", ds);
-	bench_sizes(b, L[0], ds);
-	if (flag(L[0], "max-concurrency"))
-		cJSON_AddItemToObject(b, "concurrency", npl_imp_scalar(flag(L[0], "max-concurrency")));
-	if (flag(L[0], "num-prompts"))
-		cJSON_AddItemToObject(b, "prompts", npl_imp_scalar(flag(L[0], "num-prompts")));
+		return benchmarks(m, L, n);
+	if (!(b = bench_keys(m, L[0])))
+		return -1;
+	cJSON_ArrayForEach(it, b)
+		cJSON_AddItemToObject(npl_imp_obj(m->doc, "bench"), it->string, cJSON_Duplicate(it, 1));
+	cJSON_Delete(b);
 	return 0;
+}
+
+/* ---- ports -------------------------------------------------------------------------------- */
+
+/* The port of "SCHEME://HOST:PORT" (the last colon's number), or 0. */
+static int url_port(const char *u)
+{
+	const char *c = u ? strrchr(u, ':') : NULL;
+
+	return c && c[1] && strspn(c + 1, "0123456789") == strlen(c + 1) ? atoi(c + 1) : 0;
+}
+
+/* A variable of a launch's environment ("NAME=VALUE"), or NULL. */
+static const char *launch_env(const struct npl_norm *n, const char *name)
+{
+	size_t k = strlen(name);
+	int i;
+
+	for (i = 0; i < n->src->l.nenv; i++)
+		if (!strncmp(n->src->l.env[i], name, k) && n->src->l.env[i][k] == '=')
+			return n->src->l.env[i] + k + 1;
+	return NULL;
+}
+
+/* The ports the page's servers listen on, where they are not the defaults': ports.KEY. */
+static void ports(struct imp *m)
+{
+	const struct npl_ports *def = &m->base->defaults->ports;
+	const struct npl_norm *P[1], *D[1];
+	int have_p = npl_imp_role_launches(m, "prefill", P, 1), have_d = npl_imp_role_launches(m, "decode", D, 1);
+	struct port_of {
+		const char *key;
+		int page;
+		const struct npl_int *def;
+	} v[4];
+	int n = 0, i;
+	cJSON *o = NULL;
+
+	if (have_p) {
+		v[n++] = (struct port_of){"prefill", flag_int(P[0], "port", 0), &def->prefill};
+		v[n++] = (struct port_of){"bootstrap", flag_int(P[0], "disaggregation-bootstrap-port", 0), &def->bootstrap};
+		v[n++] = (struct port_of){"mf_store", url_port(launch_env(P[0], "ASCEND_MF_STORE_URL")), &def->mf_store};
+	}
+	if (have_d)
+		v[n++] = (struct port_of){"decode", flag_int(D[0], "port", 0), &def->decode};
+	for (i = 0; i < n; i++)
+		if (v[i].page > 0 && v[i].page <= 65535 && v[i].def->set && v[i].page != v[i].def->v) {
+			if (!o)
+				o = npl_imp_obj(m->doc, "ports");
+			cJSON_AddNumberToObject(o, v[i].key, v[i].page);
+		}
 }
 
 int npl_imp_skeleton(struct imp *m)
@@ -408,6 +552,36 @@ int npl_imp_skeleton(struct imp *m)
 		cJSON_AddStringToObject(prov, "commit", m->o->commit);
 	if (topology(m))
 		return -1;
+	ports(m);
 	speculative(m);
 	return bench(m);
+}
+
+/* ---- tidy --------------------------------------------------------------------------------- */
+
+void npl_imp_tidy(struct imp *m)
+{
+	cJSON *list = cJSON_GetObjectItemCaseSensitive(m->doc, "benchmarks"), *f, *next, *e;
+	cJSON *first = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, 0), "flags");
+
+	for (f = first ? first->child : NULL; f; f = next) {
+		int all = 1;
+
+		next = f->next;
+		cJSON_ArrayForEach(e, list)
+			all &= cJSON_Compare(f, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "flags"),
+										 f->string), 1);
+		if (!all)
+			continue;
+		/* every benchmark overrides bench's value alike: it is bench's */
+		cJSON_DeleteItemFromObjectCaseSensitive(npl_imp_obj(npl_imp_obj(m->doc, "bench"), "flags"), f->string);
+		cJSON_AddItemToObject(npl_imp_obj(npl_imp_obj(m->doc, "bench"), "flags"), f->string, cJSON_Duplicate(f, 1));
+		cJSON_ArrayForEach(e, list)
+			if (e != cJSON_GetArrayItem(list, 0))
+				cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "flags"), f->string);
+		cJSON_DeleteItemFromObjectCaseSensitive(first, f->string);
+	}
+	cJSON_ArrayForEach(e, list)
+		if (cJSON_GetObjectItemCaseSensitive(e, "flags") && !cJSON_GetObjectItemCaseSensitive(e, "flags")->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(e, "flags");
 }

@@ -56,5 +56,8 @@ int npl_imp_role_launches(const struct imp *m, const char *role, const struct np
 int npl_imp_verify(struct imp *m, const cJSON *model, struct npl_diffs *out);
 /* Close the differences until none is left: 0, or -1 with each one left as a located error. */
 int npl_imp_converge(struct imp *m, const cJSON *model);
+/* The document as a person writes it, deploying the same: a flag every one of several
+ * benchmarks gives alike is bench's (converging wrote it into each). */
+void npl_imp_tidy(struct imp *m);
 
 #endif

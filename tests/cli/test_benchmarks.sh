@@ -2,7 +2,7 @@
 # its errors, the plan's launches, bench.sh, bench, apply --role bench and verify, each running or
 # judging every benchmark in turn. The recipe: tests/data/benchmarks.
 . "$(dirname "$0")/lib.sh"
-need_python jsonschema
+need_python jsonschema yaml
 D=$NPL_DATA/benchmarks
 ID=qwen3-8b-w8a8-1p-in16k-ttft-tpot
 R=(--recipes "$D")
@@ -164,4 +164,28 @@ rec 1000 1.7976931348623157e+308 800 >"$T/b/sglang_1206_128_16000_1000.jsonl"
 (cd "$T/b" && "$NPL" verify --json) >"$T/out" 2>"$T/err" || fail "verify in a bundle of two benchmarks: $(cat "$T/err")"
 expect_eq "$(jq -r '.[] | "\(.benchmark) \(.file) \(.verdict)"' "$T/out")" "ttft ./sglang_1206_128_16000_1.jsonl pass
 tpot ./sglang_1206_128_16000_1000.jsonl pass" "verify in the bundle"
+
+# ---- import: MiMo-V2.5-Pro's page (no metadata table, no section title, two benchmarks) imports
+# with --meta giving what the page lacks, and its recipe runs both benchmarks against the model
+PG=$NPL_DATA/pages/upstream-2026/mimo_v2_5_pro.mdx
+expect_rc 5 "$NPL" import "$PG" -o "$T/imp"
+expect_grep "$T/err" "mimo_v2_5_pro.mdx:13:5: error: the section gives no Model: a recipe needs one (import --meta Model=NAME gives it)"
+[[ -e $T/imp ]] && fail "import without the metadata wrote $(ls -R "$T/imp")"
+expect_rc 2 "$NPL" import "$PG" -o "$T/imp" --meta Colour=red
+expect_grep "$T/err" "npulaunch: import: --meta 'Colour': not a metadata key"
+META=(--meta "Title=MiMo-V2.5-Pro MXFP4 1P1D 8P IN16K OUT1K" --meta Model=MiMo-V2.5-Pro --meta "Hardware=Atlas 800I A3"
+	--meta Cards=8 --meta "Deploy Mode=PD Disaggregation" --meta Quantization=MXFP4 --meta Dataset=16k+1k)
+expect_rc 0 "$NPL" import "$PG" -o "$T/imp" "${META[@]}"
+MI=mimo-v2.5-pro-mxfp4-1p1d-8p-in16k-out1k
+Y=$T/imp/mimo-v2.5-pro/$MI.yaml
+expect_grep "$T/err" "warning: metadata: the page's section gives no metadata for these; given at import (--meta): Model MiMo-V2.5-Pro"
+expect_eq "$("$PY" -c 'import json, sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
+print(json.dumps([d["bench"], d["benchmarks"], d["ports"], sorted(d["deviations"])], sort_keys=True))' "$Y")" \
+	'[{"concurrency": 32, "dataset": "random", "flags": {"model": {"site": "model-path"}, "tokenize-prompt": true}, "input": 16000, "prompts": 128}, [{"flags": {"request-rate": 0.4}, "name": "ttft", "output": 1}, {"flags": {"request-rate": "inf"}, "name": "tpot", "output": 1000}], {"bootstrap": 8996, "decode": 20001, "mf_store": 24669, "prefill": 10001}, ["metadata", "router-prefill"]]' \
+	"the imported MiMo recipe's benchmarks, ports and deviations"
+expect_rc 0 "$NPL" import "$PG" -o "$T/imp" "${META[@]}" --check
+expect_rc 0 "$NPL" --recipes "$T/imp" bench $MI --model-path /models/mimo --dry-run
+expect_eq "$(cat "$T/out")" "python -m sglang.bench_serving --dataset-name random --backend sglang --host 127.0.0.1 --port 6688 --max-concurrency 32 --num-prompts 128 --random-input-len 16000 --random-output-len 1 --random-range-ratio 1 --model /models/mimo --tokenize-prompt --request-rate 0.4 --output-file bench-results.jsonl
+python -m sglang.bench_serving --dataset-name random --backend sglang --host 127.0.0.1 --port 6688 --max-concurrency 32 --num-prompts 128 --random-input-len 16000 --random-output-len 1000 --random-range-ratio 1 --model /models/mimo --tokenize-prompt --request-rate inf --output-file bench-results.jsonl" \
+	"the MiMo recipe's benchmarks: the page's, against the model given"
 finish

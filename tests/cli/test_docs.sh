@@ -21,7 +21,7 @@ cp "$NPL_SRC"/recipes/qwen3-8b/*.yaml "$S/my-recipes/"
 sed -i 's/^id: qwen3-8b$/id: my-qwen3-8b/; s/^model: qwen3-8b$/model: my-qwen3-8b/; s/^title: Qwen3-8B/title: My-Qwen3-8B/' "$S"/my-recipes/*.yaml
 # upstream pages for the import and drift examples
 mkdir -p "$S/best-practices" "$S/docs/best-practices"
-cp "$NPL_DATA"/pages/upstream-2026/glm_5_2.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/"
+cp "$NPL_DATA"/pages/upstream-2026/glm_5_2.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$NPL_DATA"/pages/upstream-2026/mimo_v2_5_pro.mdx "$S/"
 cp "$NPL_DATA"/pages/upstream-2026/deepseek_r1.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/best-practices/"
 cp "$NPL_DATA"/pages/upstream-2026/deepseek_r1.mdx "$NPL_DATA"/pages/upstream-2026/qwen3_8b.mdx "$S/docs/best-practices/"
 python3 "$NPL_SRC/tests/tools/doc_examples.py" "$NPL_SRC" "$NPL" "$S" >"$T/report" 2>&1 || fail "$(grep -A3 '^FAIL' "$T/report"; tail -n 1 "$T/report")"
