@@ -579,23 +579,9 @@ static int stage_folder(struct commit *c, struct unit *u)
  * should the run be killed while the files go in (output_journal.c). */
 static int journal(struct commit *c, struct unit *u)
 {
-	struct npl_out_jentry *v = npl_xcalloc((size_t)u->nfiles, sizeof(*v));
-	struct stat st;
-	int i, rc;
-
 	tmp_add(npl_out_join(u->stage, NPL_OUT_JOURNAL_NEW));
 	tmp_add(npl_out_join(u->stage, NPL_OUT_JOURNAL));
-	for (i = 0; i < u->nfiles; i++) {
-		const struct npl_outfile *f = &c->s->v[u->files[i]];
-
-		v[i].name = npl_out_base_of(f->path);
-		v[i].text = f->text;
-		v[i].len = f->len;
-		v[i].existed = !lstat(f->path, &st);
-	}
-	rc = npl_out_journal_write(u->stage, v, u->nfiles);
-	free(v);
-	return rc;
+	return npl_out_journal_files(u->stage, c->s, u->files, u->nfiles);
 }
 
 /* Write the unit's files into its staging folder: beside the bundle's folder when it is to be
@@ -725,6 +711,43 @@ static void unmark(const struct unit *u, const char *dir)
 	free(m);
 }
 
+/* A bundle staged beside its folder that cannot be exchanged goes in file by file: its files
+ * are moved into a staging folder in the folder itself (renames on one file system), which gets
+ * the journal a killed landing is undone by (the leftover sweep finds it where the files go). */
+static int restage(struct commit *c, struct unit *u)
+{
+	char *old = u->stage;
+	int i;
+
+	u->exchange = 0;
+	if (make_stage(c, u, u->dir)) {
+		u->stage = old;
+		u->exchange = 1;
+		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s", c->s->v[u->files[0]].path,
+				 strerror(errno));
+	}
+	for (i = 0; i < u->nfiles; i++) {
+		const char *name = npl_out_base_of(c->s->v[u->files[i]].path);
+		char *from = npl_out_join(old, name), *to = npl_out_join(u->stage, name);
+		int rc = rename(from, to);
+
+		free(from);
+		free(to);
+		if (rc) {
+			rc = npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir, strerror(errno));
+			npl_out_rm_tree_at(AT_FDCWD, u->stage);
+			u->stage = old;
+			u->exchange = 1;
+			return rc;
+		}
+	}
+	npl_out_rm_tree_at(AT_FDCWD, old);
+	if (journal(c, u))
+		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s", c->s->v[u->files[0]].path,
+				 strerror(errno));
+	return 0;
+}
+
 static int land(struct commit *c, struct unit *u)
 {
 	if (u->exchange && !u->exists) {
@@ -751,8 +774,9 @@ static int land(struct commit *c, struct unit *u)
 		    errno != EPERM)
 			return npl_error(c->d, NULL, "cannot rename into '%s': %s", u->dir,
 					 strerror(errno));
-		/* no exchange here: file by file from the staging folder (same file system) */
-		u->exchange = 0;
+		/* no exchange here: file by file, staged again in the folder itself with a journal */
+		if (restage(c, u))
+			return -1;
 	}
 	return land_files(c, u);
 }

@@ -65,6 +65,10 @@ struct npl_out_jentry {
 };
 /* Write the journal of the n files into stage, whole or not at all: 0, or -1 with errno. */
 int npl_out_journal_write(const char *stage, const struct npl_out_jentry *v, int n);
+/* The journal of the n files of s (indices files) to be put into their folder, staged in stage:
+ * npl_out_journal_write() with each file's name, new bytes and whether it is there now. */
+struct npl_outset;
+int npl_out_journal_files(const char *stage, const struct npl_outset *s, const int *files, int n);
 /* The commit is whole: stage's journal goes (0, or -1 with errno). */
 int npl_out_journal_done(const char *stage);
 /* Before dir/name, a staging folder a killed run left in dir, is removed: when it holds a

@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npulaunch/arena.h"
 #include "npulaunch/buf.h"
+#include "npulaunch/output.h"
 #include "npulaunch/sha256.h"
 #include "output_internal.h"
 
@@ -54,6 +56,25 @@ int npl_out_journal_write(const char *stage, const struct npl_out_jentry *v, int
 	npl_buf_release(&b);
 	free(tmp);
 	free(path);
+	return rc;
+}
+
+int npl_out_journal_files(const char *stage, const struct npl_outset *s, const int *files, int n)
+{
+	struct npl_out_jentry *v = npl_xcalloc((size_t)n, sizeof(*v));
+	struct stat st;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const struct npl_outfile *f = &s->v[files[i]];
+
+		v[i].name = npl_out_base_of(f->path);
+		v[i].text = f->text;
+		v[i].len = f->len;
+		v[i].existed = !lstat(f->path, &st);
+	}
+	rc = npl_out_journal_write(stage, v, n);
+	free(v);
 	return rc;
 }
 
@@ -117,9 +138,21 @@ static int holds(const char *dir, const char *name, const char *hex)
 	return same;
 }
 
-/* Put back into dir what stage/.old holds: the earlier files, and those the new bundle lacked.
- * -1 when one cannot be. */
-static int put_back(const char *dir, const char *stage)
+/* The sha256 (hex) a valid journal j gives name, or NULL when it names it not. */
+static const char *journaled(const char *j, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; *j; j = strchr(j, '\n') + 1)
+		if (!strncmp(j + 67, name, n) && j[67 + n] == '\n')
+			return j;
+	return NULL;
+}
+
+/* Put back into dir what stage/.old holds: the earlier files, and those the new bundle lacked;
+ * only over what the run put there (the journaled bytes) or nothing, never over a file changed
+ * since. -1 when one cannot be. */
+static int put_back(const char *dir, const char *stage, const char *j)
 {
 	char *old = npl_out_join(stage, ".old");
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
@@ -144,6 +177,11 @@ static int put_back(const char *dir, const char *stage)
 		    !fstatat(dfd, de->d_name, &b, AT_SYMLINK_NOFOLLOW) && a.st_dev == b.st_dev &&
 		    a.st_ino == b.st_ino)
 			continue;
+		if (!fstatat(dfd, de->d_name, &b, AT_SYMLINK_NOFOLLOW) &&
+		    !(journaled(j, de->d_name) && holds(dir, de->d_name, journaled(j, de->d_name)))) {
+			rc = -1; /* changed since the run was killed: left to the user */
+			continue;
+		}
 		if (renameat(ofd, de->d_name, dfd, de->d_name))
 			rc = -1;
 	}
@@ -171,8 +209,8 @@ int npl_out_undo(const char *dir, const char *name, const char **why)
 	} else if (!journal_valid(j, len)) {
 		*why = "its journal is not one npulaunch wrote";
 		rc = -1;
-	} else if (put_back(dir, stage)) {
-		*why = "an earlier file it keeps cannot be put back";
+	} else if (put_back(dir, stage, j)) {
+		*why = "an earlier file it keeps cannot be put back (the file in its place changed since)";
 		rc = -1;
 	} else {
 		/* the names this run added: removed where they hold what it wrote */

@@ -282,6 +282,13 @@ void npl_out_uses_release(struct npl_out_uses *u)
 	memset(u, 0, sizeof(*u));
 }
 
+/* The flags a folder keeps: what chattr sets (its user-modifiable ones, and no copy-on-write,
+ * project inheritance, case folding); the others the file system keeps for itself. */
+#ifndef FS_CASEFOLD_FL
+#define FS_CASEFOLD_FL 0x40000000
+#endif
+#define KEPT_FLAGS (FS_FL_USER_MODIFIABLE | FS_NOCOW_FL | FS_PROJINHERIT_FL | FS_CASEFOLD_FL)
+
 int npl_out_copy_flags(const char *from, const char *to)
 {
 	int fd = open(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), want = 0, have = 0, rc = 0;
@@ -301,10 +308,15 @@ int npl_out_copy_flags(const char *from, const char *to)
 	if (fd < 0)
 		return -1;
 	if (ioctl(fd, FS_IOC_GETFLAGS, &have)) {
-		rc = (want & FS_FL_USER_MODIFIABLE) ? -1 : 0;
+		rc = (want & KEPT_FLAGS) ? -1 : 0;
 	} else {
-		want = (have & ~FS_FL_USER_MODIFIABLE) | (want & FS_FL_USER_MODIFIABLE);
-		if (want != have && ioctl(fd, FS_IOC_SETFLAGS, &want))
+		int got = 0;
+
+		want = (have & ~KEPT_FLAGS) | (want & KEPT_FLAGS);
+		/* set, and read back: a flag the file system takes only on an empty folder (casefold)
+		   or not at all is one this folder cannot be given */
+		if (want != have && (ioctl(fd, FS_IOC_SETFLAGS, &want) || ioctl(fd, FS_IOC_GETFLAGS, &got) ||
+				     (got & KEPT_FLAGS) != (want & KEPT_FLAGS)))
 			rc = -1;
 	}
 	close(fd);

@@ -1378,6 +1378,9 @@ static void many(struct npl_outset *s, const char *dir, const char *tag)
 	}
 }
 
+/* Set: the children of commit_child() cannot exchange a folder (a file system without it). */
+static int child_no_exchange;
+
 /* Fork a commit of many(dir, tag); its pid. */
 static pid_t commit_child(const char *dir, const char *tag)
 {
@@ -1390,6 +1393,8 @@ static pid_t commit_child(const char *dir, const char *tag)
 		struct npl_outset s = {0};
 		struct npl_diag d = NPL_DIAG_INIT;
 
+		if (child_no_exchange)
+			deny_exchange();
 		many(&s, dir, tag);
 		_exit(npl_out_commit(&s, &d) ? 1 : 0);
 	}
@@ -1609,18 +1614,13 @@ static int commit_killed_at(const char *dir, const char *tag, int n)
  * rename of such a commit leaves them mixed; the next commit puts each back as it was (its
  * journal: the earlier files back, the new ones out) before it looks, so it needs no --force:
  * seen here by killing that next commit at its first rename, once it has looked. */
-static void test_killed_file_by_file(void **state)
+/* Kill a commit of "b" over "a" after its nth rename, for every n of the first bundles and a
+ * sample after; each time the next commit (itself killed at its first rename, once it has
+ * looked) finds every bundle wholly "a", extras beside it; the one after that needs no --force. */
+static void killed_landings(struct fx *f, const char *dir, const char *extras)
 {
-	struct fx *f = *state;
-	char dir[1024], path[2048];
-	int n, i, step = 1, rc = -1;
+	int n, step = 1, rc = -1;
 
-	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
-	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
-	for (i = 0; i < NB; i++) {
-		snprintf(path, sizeof(path), "%s/r%02d/notes.txt", dir, i);
-		write_file(path, "mine\n", 0644);
-	}
 	for (n = 1; rc < 0; n += step) {
 		rc = commit_killed_at(dir, "b", n);
 		if (!rc)
@@ -1628,16 +1628,31 @@ static void test_killed_file_by_file(void **state)
 		assert_int_equal(rc, -1);
 		assert_int_equal(commit_killed_at(dir, "c", 1), -1);
 		stage_ok = marker_ok = 1;
-		assert_string_equal(all_whole_with(dir, "notes.txt"), "a");
+		assert_string_equal(all_whole_with(dir, extras), "a");
 		stage_ok = marker_ok = 0;
 		assert_int_equal(commit_killed_at(dir, "a", 0), 0);
-		assert_string_equal(all_whole_with(dir, "notes.txt"), "a");
+		assert_string_equal(all_whole_with(dir, extras), "a");
 		assert_int_equal(count_staging(f->dir), 0);
 		step = n < 16 ? 1 : 7; /* every rename of the first bundles, then a sample */
 	}
 	assert_true(n > 2 * NB); /* killed in every bundle's landing */
-	assert_string_equal(all_whole_with(dir, "notes.txt"), "b");
+	assert_string_equal(all_whole_with(dir, extras), "b");
 	assert_int_equal(count_staging(f->dir), 0);
+}
+
+static void test_killed_file_by_file(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024], path[2048];
+	int i;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	for (i = 0; i < NB; i++) {
+		snprintf(path, sizeof(path), "%s/r%02d/notes.txt", dir, i);
+		write_file(path, "mine\n", 0644);
+	}
+	killed_landings(f, dir, "notes.txt");
 	for (i = 0; i < NB; i++) {
 		size_t len;
 		char *text;
@@ -1647,6 +1662,44 @@ static void test_killed_file_by_file(void **state)
 		assert_string_equal(text, "mine\n");
 		free(text);
 	}
+}
+
+/* The same where a folder that holds only its bundle cannot be exchanged (a file system without
+ * RENAME_EXCHANGE): staged beside it, then put in file by file, journaled all the same. */
+static void test_killed_no_exchange(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024];
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	child_no_exchange = 1;
+	killed_landings(f, dir, "");
+	child_no_exchange = 0;
+}
+
+/* A file the killed run put in and the user changed since is not overwritten by the way back:
+ * the staging folder stays, and the commit that found it refuses the bundle. */
+static void test_killed_then_edited(void **state)
+{
+	struct fx *f = *state;
+	char dir[1024], path[2048];
+	size_t len;
+	char *text;
+
+	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
+	write_file(path, "mine\n", 0644);
+	/* r00: its journal in (1), big.sh in (2): killed with big.sh new, the old one in .old */
+	assert_int_equal(commit_killed_at(dir, "b", 2), -1);
+	snprintf(path, sizeof(path), "%s/r00/big.sh", dir);
+	write_file(path, "edited\n", 0755);
+	assert_int_equal(commit_killed_at(dir, "c", 0), 1);
+	text = slurp(path, &len);
+	assert_string_equal(text, "edited\n");
+	free(text);
+	assert_true(count_staging(f->dir) >= 1);
 }
 
 /* A staging folder whose journal is not one npulaunch wrote is not acted on: it stays, with the
@@ -1864,7 +1917,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_unmarking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_file_by_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_no_exchange, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_journal_tampered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_then_edited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
