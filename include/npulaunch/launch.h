@@ -89,8 +89,8 @@ int npl_launch_pin(struct npl_launch_node *l);
 /* Exec the one instance with its own variables added; returns (-1, an error) only on failure. */
 int npl_launch_exec(struct npl_launch_node *l);
 /* A recipe's several benchmarks, in turn, as bench.sh runs them: each but the last to its end
- * as a child with its own variables, then exec the last; returns (-1, an error) when one fails
- * or cannot be run, and the next is not. */
+ * as a child with its own variables, then exec the last. Returns only when one fails (its exit
+ * status, or 128 + its signal, and an error) or cannot be run (-1, an error); the next is not run. */
 int npl_launch_sequence(struct npl_launch_node *l);
 /* Several instances share this node: start each, stay their parent, stop the others when one
  * ends (SIGTERM, SIGKILL after grace seconds) and pass SIGINT/SIGTERM/SIGHUP on. The first

@@ -407,7 +407,11 @@ static int launch(struct npl_cli *cli, struct npl_launch_node *l, struct npl_tun
 		goto fail;
 	}
 	if (!strcmp(l->role_name, "bench")) {
-		npl_launch_sequence(l); /* several benchmarks, one after the other */
+		int st = npl_launch_sequence(l); /* several benchmarks, one after the other */
+
+		npl_cli_flush(cli);
+		if (st > 0)
+			return st; /* a benchmark's status, as bench.sh ends with it (no tuning to undo) */
 		goto fail;
 	}
 	/* from here the servers run: their end is ours, and the tuning stays as it would after exec */

@@ -215,12 +215,13 @@ static int several(struct npl_cli *cli, const cJSON *plan, const char *dir, cons
 {
 	int n = npl_bench_count(plan), k, rc = NPL_EXIT_OK;
 	cJSON *all = cJSON_CreateArray();
+	const char *read_f = NULL;
+	char *text = NULL;
+	size_t len = 0;
 
 	for (k = 0; k < n && rc != NPL_EXIT_USAGE; k++) {
 		const char *name = npl_bench_name(plan, k), *f = file ? file : bundle_file_of(cli, dir, plan, k, max_failed);
 		struct npl_verdict v;
-		size_t len;
-		char *text;
 
 		if (!f) {
 			fprintf(stderr, "npulaunch: verify: no benchmark results in %s: run bench.sh or npulaunch bench there first\n",
@@ -228,9 +229,18 @@ static int several(struct npl_cli *cli, const cJSON *plan, const char *dir, cons
 			rc = NPL_EXIT_USAGE;
 			break;
 		}
-		if (!(text = results_text(cli, f, &len)) || npl_verify_bench(f, text, len, plan, k, max_failed, &v, &cli->diag)) {
-			npl_cli_flush(cli);
+		/* each file read once: its text stays the source of the messages that name it */
+		if (!read_f || strcmp(read_f, f)) {
 			free(text);
+			read_f = f;
+			if (!(text = results_text(cli, f, &len))) {
+				npl_cli_flush(cli);
+				rc = NPL_EXIT_USAGE;
+				break;
+			}
+		}
+		if (npl_verify_bench(f, text, len, plan, k, max_failed, &v, &cli->diag)) {
+			npl_cli_flush(cli);
 			rc = NPL_EXIT_USAGE;
 			break;
 		}
@@ -246,7 +256,6 @@ static int several(struct npl_cli *cli, const cJSON *plan, const char *dir, cons
 		}
 		if (!v.pass)
 			rc = NPL_EXIT_FAIL;
-		free(text);
 	}
 	if (json && rc != NPL_EXIT_USAGE) {
 		char *s = cJSON_Print(all);
@@ -255,6 +264,7 @@ static int several(struct npl_cli *cli, const cJSON *plan, const char *dir, cons
 		cJSON_free(s);
 	}
 	cJSON_Delete(all);
+	free(text);
 	return rc;
 }
 

@@ -725,10 +725,13 @@ int npl_launch_sequence(struct npl_launch_node *l)
 		if (pid < 0)
 			return npl_error(l->diag, NULL, "cannot run %s: %s", l->inst[k].argv[0], strerror(errno));
 		status = npl_proc_wait(pid);
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			return npl_error(l->diag, NULL, "the %s benchmark failed (%s %d): the next is not run",
-					 name ? name : "first", WIFEXITED(status) ? "exit" : "signal",
-					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			npl_error(l->diag, NULL, "the %s benchmark failed (%s %d): the next is not run",
+				  name ? name : "first", WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			/* its status, as bench.sh (set -e) ends with it */
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
 	}
 	env_add(l, &l->env, l->inst[k].node, 0);
 	exec_in(&l->env, l->inst[k].argv);

@@ -679,6 +679,30 @@ static void bench_launch(struct ctx *c, struct launch *l, const struct merged *m
 	npl_rs_put_data_flags(c, ROLE_BENCH, l, m, NULL, NULL);
 }
 
+/* The workload of a benchmark launch as verify tells runs apart by it (node/bench.c run_of). */
+static const char *workload(struct ctx *c, const cJSON *node)
+{
+	static const char *const keys[] = {"--dataset-name", "--max-concurrency", "--random-input-len",
+					   "--random-output-len", "--request-rate"};
+	struct npl_buf b = NPL_BUF_INIT;
+	const char *w;
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++) {
+		const cJSON *f, *v;
+
+		npl_buf_printf(&b, "%s=", keys[i]);
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
+			if (!strcmp(npl_json_str(f, "flag"), keys[i]))
+				cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(f, "values"))
+					npl_buf_printf(&b, "%s ", v->valuestring);
+		npl_buf_putc(&b, ';');
+	}
+	w = npl_arena_strdup(c->a, npl_buf_str(&b));
+	npl_buf_release(&b);
+	return w;
+}
+
 /* The benchmark role: one launch, or one per benchmark of the recipe's several (each its sizes
  * over bench's, its flags over bench's), run in order. */
 cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
@@ -704,6 +728,13 @@ cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 		/* all on the one node, run in turn */
 		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &own, 0, R->benchmarks[k].name));
 		c->t = keep;
+		/* verify judges each on its last run: their runs must tell apart */
+		for (int j = 0; j < k; j++)
+			if (!strcmp(workload(c, cJSON_GetArrayItem(nodes, j)), workload(c, cJSON_GetArrayItem(nodes, k))))
+				c->rc = npl_error(c->d, &R->benchmarks[k].loc,
+						  "benchmarks '%s' and '%s' run the same workload (dataset, concurrency, lengths, "
+						  "request rate): their results could not be told apart",
+						  R->benchmarks[j].name, R->benchmarks[k].name);
 	}
 	return client_role(c, ROLE_BENCH, nodes, &m);
 }

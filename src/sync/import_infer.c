@@ -494,8 +494,10 @@ static int bench(struct imp *m)
 static int url_port(const char *u)
 {
 	const char *c = u ? strrchr(u, ':') : NULL;
+	size_t n = c ? strlen(c + 1) : 0;
 
-	return c && c[1] && strspn(c + 1, "0123456789") == strlen(c + 1) ? atoi(c + 1) : 0;
+	/* a port: one to five digits (a page's longer number is none, and never overflows) */
+	return n && n <= 5 && strspn(c + 1, "0123456789") == n ? atoi(c + 1) : 0;
 }
 
 /* A variable of a launch's environment ("NAME=VALUE"), or NULL. */

@@ -35,6 +35,9 @@ bad "error: benchmark 'a' is named twice" $'benchmarks:\n  - name: a\n  - name: 
 bad "error: a benchmark's name is lower-case letters, digits and '-' (ttft, tpot), not 'TTFT run'" \
 	$'benchmarks:\n  - name: TTFT run\n  - name: b'
 bad "unknown key 'env'" $'benchmarks:\n  - name: a\n    env: {X: 1}\n  - name: b'
+# two benchmarks whose runs verify could not tell apart (only the seed differs)
+bad "error: benchmarks 'a' and 'b' run the same workload (dataset, concurrency, lengths, request rate): their results could not be told apart" \
+	$'benchmarks:\n  - name: a\n  - name: b\n    flags: {seed: 2}'
 mkdir -p "$T/model/m" && printf 'kind: model\nid: mm\nname: MM\nbenchmarks: []\n' >"$T/model/m/model.yaml"
 expect_rc 5 "$NPL" validate "$T/model"
 expect_grep "$T/err" "model.yaml:4:1: error: key 'benchmarks' does not belong in a model (it is a key of a recipe)"
@@ -129,7 +132,7 @@ expect_rc 0 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" "$NPL" apply --
 expect_eq "$(jq -r '.argv | join(" ")' "$T/calls")" "$TTFT
 $TPOT" "what apply --role bench ran, in order"
 rm -f "$T/calls"
-expect_rc 1 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" NPL_STUB_EXIT=5 "$NPL" apply --role bench "$T/b"
+expect_rc 5 env PATH="$T/root.bin:$PATH" NPL_STUB_LOG="$T/calls" NPL_STUB_EXIT=5 "$NPL" apply --role bench "$T/b"
 expect_grep "$T/err" "the ttft benchmark failed (exit 5): the next is not run"
 expect_eq "$(wc -l <"$T/calls")" 1 "benchmarks apply ran after the first failed"
 
@@ -156,6 +159,14 @@ expect_rc 1 "$NPL" "${R[@]}" verify "$T/ttft.jsonl" $ID --json
 valid verify.schema.json "$T/out"
 expect_eq "$(jq -c '[.[] | .verdict, .record, .reasons]' "$T/out")" \
 	'["pass",1,[],"invalid",0,["none of the 1 records is a run of the tpot benchmark"]]' "verify without a tpot run"
+# a rate of inf as bench_serving writes it (Infinity, which JSON has not): a run of the inf
+# benchmark only, not of one at another rate with the same lengths
+mkdir -p "$T/rate/q"
+sed '/^benchmarks:/,$d; s/^title: .*/title: "Qwen3-8B W8A8 1P IN16K RATES"/' "$D/qwen3-8b/$ID.yaml" >"$T/rate/q/r.yaml"
+printf 'benchmarks:\n  - name: slow\n    flags: {request-rate: 1}\n  - name: fast\n    flags: {request-rate: inf}\n' >>"$T/rate/q/r.yaml"
+{ rec 1000 1 900; rec 1000 0 800 | sed 's/"request_rate":0/"request_rate":Infinity/'; } >"$T/rates.jsonl"
+expect_rc 0 "$NPL" --recipes "$T/rate" verify "$T/rates.jsonl" qwen3-8b-w8a8-1p-in16k-rates --json
+expect_eq "$(jq -c '[.[] | .benchmark, .record]' "$T/out")" '["slow",1,"fast",2]' "runs at rate 1 and at Infinity"
 # in the bundle: each from the newest file that holds a run of it, as bench.sh leaves them
 rm -f "$T/b"/*.jsonl
 rec 1 0.4 950 >"$T/b/sglang_1206_128_16000_1.jsonl"

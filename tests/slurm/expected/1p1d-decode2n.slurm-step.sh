@@ -158,7 +158,12 @@ npl_bench() {  # URL
 		npl_say "npulaunch is not on $npl_host: judge the results with npulaunch verify $npl_out $npl_bundle"
 		exit 0
 	fi
-	"$npl_verify" verify "$npl_out" "$npl_bundle"
+	if [[ -n $npl_npulaunch ]]; then
+		"$npl_verify" verify "$npl_out" "$npl_bundle"
+	else
+		# in the bundle: each benchmark's newest results (bench.sh leaves one file per run)
+		"$npl_verify" verify "$npl_bundle"
+	fi
 }
 
 case ${1:-} in
