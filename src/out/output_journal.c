@@ -2,8 +2,8 @@
  * output_journal.c: the way back for a bundle put in file by file by a run that was killed.
  *
  * A commit that cannot exchange a bundle's folder whole (it holds files that are not
- * npulaunch's, or another process works in it) stages the new files in a marked folder inside
- * it, writes there what it is about to put in (the journal), and then renames the files in one
+ * npulaunch's, another process works in it, or the file system has no exchange) stages the new
+ * files in a marked folder inside it, writes there what it is about to put in (the journal), and then renames the files in one
  * by one, each earlier file kept in the staging folder's .old until the commit is whole. Once
  * every bundle is in, the journal goes first: from then on the staging folder only holds what
  * is to be removed. SIGKILL can come between any two of those steps; the next commit into the
