@@ -337,7 +337,8 @@ void npl_rs_merge_bench_item(struct ctx *c, struct merged *m, const struct npl_b
 	struct rflag *own = npl_arena_calloc(c->a, (size_t)(m->flags.n + 1), sizeof(*own));
 
 	/* the merged flags are shared with the other benchmarks: this one's go into a copy */
-	memcpy(own, m->flags.v, (size_t)m->flags.n * sizeof(*own));
+	if (m->flags.n)
+		memcpy(own, m->flags.v, (size_t)m->flags.n * sizeof(*own));
 	m->flags.v = own;
 	m->flags.cap = m->flags.n + 1;
 	merge_scope(c, m, c->R, &it->scope, 0, 1, NPL_PROG_BENCH);
