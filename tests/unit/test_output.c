@@ -1678,6 +1678,19 @@ static void test_killed_no_exchange(void **state)
 	child_no_exchange = 0;
 }
 
+/* Bundles of "a" under dir (f's out), the user's notes.txt beside r00's, then a commit of "b"
+ * killed with r00 half landed: its journal in (rename 1), big.sh new (2), the old one in .old. */
+static void killed_mid_r00(struct fx *f, char *dir, size_t n)
+{
+	char path[2048];
+
+	snprintf(dir, n, "%s", at(f, "out"));
+	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
+	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
+	write_file(path, "mine\n", 0644);
+	assert_int_equal(commit_killed_at(dir, "b", 2), -1);
+}
+
 /* A file the killed run put in and the user changed since is not overwritten by the way back:
  * the staging folder stays, and the commit that found it refuses the bundle. */
 static void test_killed_then_edited(void **state)
@@ -1687,12 +1700,7 @@ static void test_killed_then_edited(void **state)
 	size_t len;
 	char *text;
 
-	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
-	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
-	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
-	write_file(path, "mine\n", 0644);
-	/* r00: its journal in (1), big.sh in (2): killed with big.sh new, the old one in .old */
-	assert_int_equal(commit_killed_at(dir, "b", 2), -1);
+	killed_mid_r00(f, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/r00/big.sh", dir);
 	write_file(path, "edited\n", 0755);
 	assert_int_equal(commit_killed_at(dir, "c", 0), 1);
@@ -1712,12 +1720,7 @@ static void test_killed_journal_tampered(void **state)
 	DIR *dp;
 	FILE *fp;
 
-	snprintf(dir, sizeof(dir), "%s", at(f, "out"));
-	assert_int_equal(commit_killed_at(dir, "a", 0), 0);
-	snprintf(path, sizeof(path), "%s/r00/notes.txt", dir);
-	write_file(path, "mine\n", 0644);
-	/* r00: its journal in (1), big.sh in (2), a00.sh aside as gone... killed with big.sh new */
-	assert_int_equal(commit_killed_at(dir, "b", 2), -1);
+	killed_mid_r00(f, dir, sizeof(dir));
 	snprintf(sub, sizeof(sub), "%s/r00", dir);
 	dp = opendir(sub);
 	assert_non_null(dp);
