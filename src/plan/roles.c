@@ -488,8 +488,7 @@ cJSON *npl_rs_server_role(struct ctx *c, const struct shape *sh)
 
 /* One launch of a client (the router, a benchmark): a node of its role, without an address.
  * name: the benchmark's, of several; else NULL. */
-static cJSON *client_node(struct ctx *c, enum role r, struct launch *l, const struct merged *m, int index,
-			  const char *name)
+static cJSON *client_node(struct ctx *c, enum role r, struct launch *l, const struct merged *m, const char *name)
 {
 	cJSON *node = cJSON_CreateObject();
 
@@ -500,7 +499,7 @@ static cJSON *client_node(struct ctx *c, enum role r, struct launch *l, const st
 			l->env.v[l->env.n - 1].sep = m->env.v[i].sep;
 		}
 	npl_rs_apply_overrides(c, r, l, NULL);
-	cJSON_AddNumberToObject(node, "index", index);
+	cJSON_AddNumberToObject(node, "index", 0); /* a client runs on one node */
 	if (name)
 		cJSON_AddStringToObject(node, "name", name);
 	cJSON_AddNullToObject(node, "address");
@@ -564,7 +563,7 @@ cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct s
 	{
 		cJSON *nodes = cJSON_CreateArray();
 
-		cJSON_AddItemToArray(nodes, client_node(c, ROLE_ROUTER, &l, &m, 0, NULL));
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_ROUTER, &l, &m, NULL));
 		role = client_role(c, ROLE_ROUTER, nodes, &m);
 	}
 	{
@@ -716,7 +715,7 @@ cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 	npl_rs_merge_role(c, ROLE_BENCH, &m);
 	if (!R->nbenchmarks) {
 		bench_launch(c, &l, &m, server);
-		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &m, 0, NULL));
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &m, NULL));
 	}
 	for (k = 0; k < R->nbenchmarks; k++) {
 		struct top keep = c->t;
@@ -726,7 +725,7 @@ cJSON *npl_rs_bench_role(struct ctx *c, const cJSON *server)
 		npl_rs_merge_bench_item(c, &own, &R->benchmarks[k]);
 		bench_launch(c, &l, &own, server);
 		/* all on the one node, run in turn */
-		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &own, 0, R->benchmarks[k].name));
+		cJSON_AddItemToArray(nodes, client_node(c, ROLE_BENCH, &l, &own, R->benchmarks[k].name));
 		c->t = keep;
 		/* verify judges each on its last run: their runs must tell apart */
 		for (int j = 0; j < k; j++)
