@@ -184,6 +184,12 @@ expect_grep "$T/err" "mimo_v2_5_pro.mdx:13:5: error: the section gives no Model:
 [[ -e $T/imp ]] && fail "import without the metadata wrote $(ls -R "$T/imp")"
 expect_rc 2 "$NPL" import "$PG" -o "$T/imp" --meta Colour=red
 expect_grep "$T/err" "npulaunch: import: --meta 'Colour': not a metadata key"
+expect_rc 2 "$NPL" import "$PG" -o "$T/imp" --meta Title
+expect_grep "$T/err" "npulaunch: import: --meta 'Title' is not KEY=VALUE"
+# --meta never replaces what a page gives: Qwen3-8B's page imports the same with other values
+Q8=$NPL_DATA/pages/upstream-2026/qwen3_8b.mdx
+expect_rc 0 "$NPL" import "$Q8" -o "$T/q8"
+expect_rc 0 "$NPL" import "$Q8" -o "$T/q8" --meta "Hardware=Atlas 800T A2" --meta Cards=99 --meta Title=Other --check
 META=(--meta "Title=MiMo-V2.5-Pro MXFP4 1P1D 8P IN16K OUT1K" --meta Model=MiMo-V2.5-Pro --meta "Hardware=Atlas 800I A3"
 	--meta Cards=8 --meta "Deploy Mode=PD Disaggregation" --meta Quantization=MXFP4 --meta Dataset=16k+1k)
 expect_rc 0 "$NPL" import "$PG" -o "$T/imp" "${META[@]}"
