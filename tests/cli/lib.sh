@@ -8,7 +8,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
 # scripts skip their preflight checks (tests/cli/test_preflight.sh runs them, with
 # NPULAUNCH_PREFLIGHT unset)
 export NPULAUNCH_PREFLIGHT=0
-[[ -n ${NPL_KEEP:-} ]] || trap 'rm -rf "$T"' EXIT
+# only the test's own shell removes it: a background command killed (SIGTERM, SIGINT) between
+# bash's fork and its exec runs this EXIT trap too, and would remove $T under the test
+[[ -n ${NPL_KEEP:-} ]] || trap '[[ $BASHPID != "$$" ]] || rm -rf "$T"' EXIT
 nfail=0
 # need_python MODULE...: PY = the system's python3 that imports every MODULE (Debian's
 # python3-yaml, python3-jsonschema, ...: tests/install-deps.sh installs them); else the test
