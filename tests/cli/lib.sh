@@ -8,9 +8,17 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")
 # scripts skip their preflight checks (tests/cli/test_preflight.sh runs them, with
 # NPULAUNCH_PREFLIGHT unset)
 export NPULAUNCH_PREFLIGHT=0
-# only the test's own shell removes it: a background command killed (SIGTERM, SIGINT) between
-# bash's fork and its exec runs this EXIT trap too, and would remove $T under the test
-[[ -n ${NPL_KEEP:-} ]] || trap '[[ $BASHPID != "$$" ]] || rm -rf "$T"' EXIT
+# At exit, the http stubs started (start_http) are killed and $T removed (kept with NPL_KEEP set).
+# Only by the test's own shell: a background command killed (SIGTERM) between bash's fork and its
+# exec runs this EXIT trap too, and would remove $T under the test. A test that sets its own EXIT
+# trap calls cleanup from it.
+http_pids=()
+cleanup() {
+	[[ $BASHPID == "$$" ]] || return 0
+	((${#http_pids[@]} == 0)) || kill "${http_pids[@]}" 2>/dev/null
+	[[ -n ${NPL_KEEP:-} ]] || rm -rf "$T"
+}
+trap cleanup EXIT
 nfail=0
 # need_python MODULE...: PY = the system's python3 that imports every MODULE (Debian's
 # python3-yaml, python3-jsonschema, ...: tests/install-deps.sh installs them); else the test
@@ -102,7 +110,6 @@ state_of() {
 }
 
 # start_http MODE [N]: an http_stub on a free loopback port; sets $port; killed at exit
-http_pids=()
 start_http() {
 	local f=$T/http-$RANDOM-$RANDOM
 	"${NPL_HTTP_STUB:?}" "$@" "$f.log" >"$f.port" &
@@ -111,7 +118,6 @@ start_http() {
 	port=$(<"$f.port")
 	http_log=$f.log
 }
-trap 'kill "${http_pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
 
 # sc [-s SHELL] FILE...: shellcheck FILE..., in one call, its output on stdout and its exit status.
 # With NPL_SHELLCHECK_CACHE naming a folder (tests/run-all.sh makes one for each of its runs and

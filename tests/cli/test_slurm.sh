@@ -160,7 +160,7 @@ flock -w 120 9 || { fail "another run has held /run/npl-slurm-test.lock for 120 
 chmod 755 "$T"  # munge's socket is below it
 export NPL_SLURM_BASE=$T/slurm
 CL=$S/cluster.sh
-trap '"$CL" down >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[[ $BASHPID != "$$" ]] || "$CL" down >/dev/null 2>&1; cleanup' EXIT
 t_start=$SECONDS
 # (the daemons must not keep the lock: 9>&-)
 "$CL" up >"$T/up" 2>&1 9>&- || { fail "the cluster did not come up: $(cat "$T/up")"; finish; }
