@@ -56,6 +56,7 @@ struct npl_page_block {
 
 struct npl_page_section {
 	const char *title;      /* NULL: the page has parts but no titled section */
+	int title_given;        /* the page has none: title is what import --meta Title gave */
 	struct npl_loc loc;     /* of the title (or of the first part) */
 	struct npl_page_field field[NPL_PAGE_NKEYS];
 	struct npl_page_block *deploy, *bench;

@@ -125,8 +125,10 @@ static void meta_fill(struct npl_page *p, const struct meta *mt)
 	for (i = 0; i < p->n; i++) {
 		struct npl_page_section *s = &p->v[i];
 
-		if (!s->title && mt->title)
+		if (!s->title && mt->title) {
 			s->title = mt->title;
+			s->title_given = 1;
+		}
 		for (k = 0; k < NPL_PAGE_NKEYS; k++)
 			if (!s->field[k].value && mt->v[k]) {
 				s->field[k].value = mt->v[k];

@@ -190,10 +190,13 @@ static int compare_recipe(const struct npl_db *db, struct imp *m, const struct n
 
 		x.page = npl_page_run_show(&m->run, x.page, m->a);
 		x.plan = npl_page_run_show(&m->run, x.plan, m->a);
-		/* a router sent to a node that serves nothing, as import judged it (import_fix.c) */
+		/* a router sent to a node that serves nothing, or to a prefill server without its bootstrap
+		   port, as import judged it (import_fix.c) */
 		if (x.kind == NPL_DIFF_FLAG && !strcmp(x.role, "router") && x.page &&
-		    explained(R, npl_arena_printf(m->a, "router-%s", x.name),
-			      npl_arena_printf(m->a, "--%s %s,", x.name, x.page)))
+		    (explained(R, npl_arena_printf(m->a, "router-%s", x.name),
+			       npl_arena_printf(m->a, "--%s %s,", x.name, x.page)) ||
+		     explained(R, npl_arena_printf(m->a, "router-%s", x.name),
+			       npl_arena_printf(m->a, "--%s %s without", x.name, x.page))))
 			continue;
 		/* a benchmark sent where nothing listens, as import judged it (import_fix.c) */
 		if (x.kind == NPL_DIFF_FLAG && !strcmp(x.role, "bench") && ds->v[i].page &&
@@ -215,6 +218,51 @@ static void take(const struct npl_db *db, char *taken, const struct npl_layer *R
 		taken[j] |= db->recipes[j] == R;
 }
 
+/* The recipe imported from page p's untitled section (import --meta Title gave its title, so its
+ * provenance names the page and no section): the one such recipe, or NULL */
+static const struct npl_layer *by_provenance(const struct npl_db *db, const struct npl_page *p)
+{
+	const char *base = strrchr(p->file, '/') ? strrchr(p->file, '/') + 1 : p->file;
+	const struct npl_layer *hit = NULL;
+	int i, n = 0;
+
+	for (i = 0; i < db->nrecipes; i++)
+		if (db->recipes[i]->prov_page && !strcmp(db->recipes[i]->prov_page, base) &&
+		    !db->recipes[i]->prov_section) {
+			hit = db->recipes[i];
+			n++;
+		}
+	return n == 1 ? hit : NULL;
+}
+
+/* Section s as import read it when given what it lacks (--meta): R's title, and R's metadata
+ * where the page gives none; what the page gives stays, and is compared with R's. */
+static const struct npl_page_section *given(const struct npl_page_section *s, const struct npl_layer *R,
+					    struct npl_arena *a)
+{
+	struct npl_page_section *c = npl_arena_alloc(a, sizeof(*c));
+	const char *v[NPL_PAGE_NKEYS] = {0};
+	int k;
+
+	v[NPL_PAGE_MODEL] = R->model->id;
+	v[NPL_PAGE_HARDWARE] = R->hardware->id;
+	v[NPL_PAGE_CARDS] = npl_arena_printf(a, "%d", R->cards);
+	v[NPL_PAGE_MODE] = R->mode == NPL_MODE_PD_MIXED ? "PD Mixed" : "PD Disaggregation";
+	v[NPL_PAGE_QUANTIZATION] = R->quantization;
+	v[NPL_PAGE_DATASET] = R->dataset;
+	v[NPL_PAGE_TPOT] = R->tpot_text ? R->tpot_text : R->e2e_text;
+	v[NPL_PAGE_TTFT] = R->ttft_text;
+	*c = *s;
+	c->title = R->name;
+	c->title_given = 1;
+	for (k = 0; k < NPL_PAGE_NKEYS; k++)
+		if (!c->field[k].value && v[k]) {
+			c->field[k].value = v[k];
+			c->field[k].loc = (struct npl_loc){s->loc.file, 0, 0};
+		}
+	return c;
+}
+
 /* Each section read as import reads it; 0 when it can be matched */
 static int prepare(const struct npl_db *db, const struct npl_engine *e, const struct npl_page *p, int i,
 		   struct imp *m, struct npl_drift_page *out, struct npl_arena *a, struct npl_diag *d)
@@ -230,8 +278,16 @@ static int prepare(const struct npl_db *db, const struct npl_engine *e, const st
 	m->a = a;
 	m->d = d;
 	if (!m->s->title) {
-		npl_error(d, &m->s->loc, "the page's deployment has no section title to find its recipe by");
-		return -1;
+		const struct npl_layer *R = by_provenance(db, p);
+
+		if (!R) {
+			npl_error(d, &m->s->loc, "the page's deployment has no section title, and no recipe was "
+				  "imported from a page named so without one (import --meta Title=TITLE)");
+			return -1;
+		}
+		m->s = given(m->s, R, a);
+		out->v[i].recipe = R;
+		out->v[i].by = "provenance";
 	}
 	if (npl_imp_prepare(m) || npl_imp_model(m))
 		return -1;
@@ -253,6 +309,7 @@ int npl_drift_page(const struct npl_db *db, const struct npl_engine *e, const st
 	for (i = 0; i < p->n; i++) {
 		out->v[out->n++].s = &p->v[i];
 		out->v[i].failed = prepare(db, e, p, i, &m[i], out, a, d) != 0;
+		take(db, taken, out->v[i].recipe);
 	}
 	/* every section that keeps its id or an alias first: a retitled one is matched among the rest */
 	for (pass = 0; pass < 2; pass++)

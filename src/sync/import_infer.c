@@ -141,6 +141,8 @@ static void given_at_import(struct imp *m)
 	struct npl_buf b = NPL_BUF_INIT;
 	int k;
 
+	if (m->s->title_given)
+		npl_buf_printf(&b, "Title %s", m->s->title);
 	for (k = 0; k < NPL_PAGE_NKEYS; k++)
 		if (m->s->field[k].value && m->s->field[k].loc.line == 0)
 			npl_buf_printf(&b, "%s%s %s", b.len ? ", " : "", npl_page_key_name((enum npl_page_key)k),
@@ -549,7 +551,10 @@ int npl_imp_skeleton(struct imp *m)
 		return -1;
 	prov = npl_imp_obj(m->doc, "provenance");
 	cJSON_AddStringToObject(prov, "page", m->o->page_name);
-	cJSON_AddStringToObject(prov, "section", m->s->title);
+	/* a page with no section title (MiMo-V2.5-Pro's): the recipe is the page's only untitled one,
+	   which is how drift finds it */
+	if (!m->s->title_given)
+		cJSON_AddStringToObject(prov, "section", m->s->title);
 	if (m->o->commit)
 		cJSON_AddStringToObject(prov, "commit", m->o->commit);
 	if (topology(m))

@@ -195,7 +195,10 @@ META=(--meta "Title=MiMo-V2.5-Pro MXFP4 1P1D 8P IN16K OUT1K" --meta Model=MiMo-V
 expect_rc 0 "$NPL" import "$PG" -o "$T/imp" "${META[@]}"
 MI=mimo-v2.5-pro-mxfp4-1p1d-8p-in16k-out1k
 Y=$T/imp/mimo-v2.5-pro/$MI.yaml
-expect_grep "$T/err" "warning: metadata: the page's section gives no metadata for these; given at import (--meta): Model MiMo-V2.5-Pro"
+expect_grep "$T/err" "warning: metadata: the page's section gives no metadata for these; given at import (--meta): Title MiMo-V2.5-Pro MXFP4 1P1D 8P IN16K OUT1K, Model MiMo-V2.5-Pro"
+# the title is not the page's: provenance names the page alone (drift finds the recipe by it)
+expect_eq "$("$PY" -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))["provenance"]))' "$Y")" \
+	'{"page": "mimo_v2_5_pro.mdx"}' "the imported MiMo recipe's provenance"
 expect_eq "$("$PY" -c 'import json, sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
 print(json.dumps([d["bench"], d["benchmarks"], d["ports"], sorted(d["deviations"])], sort_keys=True))' "$Y")" \
 	'[{"concurrency": 32, "dataset": "random", "flags": {"model": {"site": "model-path"}, "tokenize-prompt": true}, "input": 16000, "prompts": 128}, [{"flags": {"request-rate": 0.4}, "name": "ttft", "output": 1}, {"flags": {"request-rate": "inf"}, "name": "tpot", "output": 1000}], {"bootstrap": 8996, "decode": 20001, "mf_store": 24669, "prefill": 10001}, ["metadata", "router-prefill"]]' \

@@ -55,7 +55,7 @@ cd - >/dev/null || exit 1
 expect_eq "$(files "$T/cwd")" "" "files written by render -o ''"
 [[ -e /$PD ]] && fail "render --all -o '' wrote into /"
 # nor a name of the root, "$OUT/" with OUT unset (issue 25): refused before anything is written.
-# A recipe folder of one recipe keeps a failure here from filling / with 60 bundles.
+# A recipe folder of one recipe keeps a failure here from filling / with 61 bundles.
 mkdir -p "$T/one/m"
 printf 'kind: model\nid: root-probe\nname: Root Probe\n' >"$T/one/m/model.yaml"
 sed 's/^model: .*/model: root-probe/; s/^title: .*/title: root probe w8a8 1p 9ms/' \

@@ -1,9 +1,9 @@
 # list, show, --help on every command, --version, and exit codes of the CLI.
 . "$(dirname "$0")/lib.sh"
 
-# list: a header and 60 rows (22 seed + 38 upstream recipes), columns aligned
+# list: a header and 61 rows (22 seed + 39 upstream recipes), columns aligned
 expect_rc 0 "$NPL" list
-expect_eq "$(wc -l <"$T/out")" 61 "list lines"
+expect_eq "$(wc -l <"$T/out")" 62 "list lines"
 expect_eq "$(head -1 "$T/out" | tr -s ' ')" "ID MODEL CARDS MODE DATASET TPOT TTFT E2E QUANTIZATION" "list header"
 # every row's MODEL column starts where the header's does
 col=$(head -1 "$T/out" | grep -bo 'MODEL' | head -1 | cut -d: -f1)
@@ -20,7 +20,7 @@ expect_eq "$(wc -l <"$T/out")" 11 "qwen rows + header"
 expect_rc 3 "$NPL" list --model llama
 expect_rc 0 "$NPL" list --json
 if command -v jq >/dev/null; then
-	expect_eq "$(jq length "$T/out")" 60 "list --json length"
+	expect_eq "$(jq length "$T/out")" 61 "list --json length"
 	expect_eq "$(jq -r '.[] | select(.id == "kimi-k2.6-w4a8-1p1d-16p-in64k-out1k5-prefix90-100ms") | "\(.cards) \(.mode) \(.tpot_ms) \(.ttft_ms) \(.dataset)"' "$T/out")" \
 		"16 pd-disagg 100 3000 64k+1.5k (90% prefix cache hit rate)" "list --json row"
 	expect_eq "$(jq -r '[.[0] | keys[]] | join(",")' "$T/out")" \
@@ -84,7 +84,7 @@ sed 's/40ms/45ms/' "$NPL_DATA/recipes/bad/duplicate-id/a.yaml" >"$T/r/mine.yaml"
 expect_rc 0 "$NPL" --recipes "$T/r" list --model kimi-k2.6
 expect_grep "$T/out" "kimi-k2.6-w4a8-8p-in8k-out1k-45ms"
 expect_rc 0 env NPULAUNCH_RECIPES="$T/r" "$NPL" list
-expect_eq "$(wc -l <"$T/out")" 62 "list with one more recipe"
+expect_eq "$(wc -l <"$T/out")" 63 "list with one more recipe"
 expect_rc 2 "$NPL" --recipes "$T/nope" list
 expect_grep "$T/err" "recipe folder '$T/nope' does not exist or is not a folder"
 # global options after the command as before it, in both spellings; -- ends them
@@ -105,7 +105,7 @@ expect_rc 0 "$NPL" render --all -o "$T/all" --check --quiet
 expect_eq "$(wc -c <"$T/err")" 0 "render --all --quiet: standard error"
 expect_rc 0 "$NPL" -q validate
 expect_nogrep "$T/err" ": warning: "
-expect_grep "$T/err" "validate: 60 recipes, 0 errors, 8 warnings"
+expect_grep "$T/err" "validate: 61 recipes, 0 errors, 8 warnings"
 # conflicting or ambiguous options are refused, not guessed
 expect_rc 2 "$NPL" list kimi-k2.6 --tpot 20
 expect_grep "$T/err" "npulaunch: list: --tpot '20' needs a unit: 20ms or 20s"

@@ -17,7 +17,7 @@ export NPL_FAKE_DOCKER=$TOOLS/fake_docker.sh
 expect_rc 0 "$NPL" render --all --target docker "${SITE[@]}" -o "$T/all"
 expect_grep "$T/err" "note: the hosts are not tuned (render with --tune for docker-ROLE.sh to run ROLE.sh --tune-only on the host first)"
 n=$(find "$T/all" -name 'docker-*.sh' | wc -l)
-(($(find "$T/all" -name manifest.json | wc -l) == 60 && n >= 2 * 60)) || fail "docker bundles: $n run scripts"
+(($(find "$T/all" -name manifest.json | wc -l) == 61 && n >= 2 * 61)) || fail "docker bundles: $n run scripts"
 # every file of every bundle (each run script too) is recorded in its manifest: a re-render
 # updates them, and an edited one is told apart (in every target's folder alike)
 for tg in docker slurm k8s; do

@@ -7,18 +7,20 @@
 P=$NPL_DATA/pages
 
 # ---- the catalogue against its own pages: nothing differs ----
-# the 22 seed recipes against the seed pages, the other 38 against the newest pages of their
-# models (SGLang's 2026 layout; issue 24)
+# the 22 seed recipes against the seed pages, the other 39 against the newest pages of their
+# models (SGLang's 2026 layout; issue 24); MiMo-V2.5-Pro's page has no section title: its recipe
+# is the one imported from that page without one (by provenance)
 N=$P/upstream-2026
 expect_rc 0 "$NPL" drift "$P"/seeds/*.txt "$N"/deepseek_r1.mdx "$N"/deepseek_v3_2.mdx "$N"/glm_5_2.mdx \
-	"$N"/qwen3_235b_a22b.mdx "$N"/qwen3_30b_a3b.mdx "$N"/qwen3_6_*.mdx "$N"/qwen3_8b.mdx "$N"/qwen3_next_*.mdx
+	"$N"/mimo_v2_5_pro.mdx "$N"/qwen3_235b_a22b.mdx "$N"/qwen3_30b_a3b.mdx "$N"/qwen3_6_*.mdx "$N"/qwen3_8b.mdx "$N"/qwen3_next_*.mdx
 expect_grep "$T/out" "= Qwen3-8B W8A8 1P IN3K5 OUT1K5 5ms -> qwen3-8b-w8a8-1p-in3k5-out1k5-5ms (by id)"
 expect_grep "$T/out" "= Kimi-K2.6 W4A8 8P IN3K5 OUT1K5 20ms -> kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms (by id)"
 expect_grep "$T/out" "= DeepSeek-R1 W8A8 2P1D 32P IN3K5 OUT1K5 20ms -> deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-20ms (by id)"
 expect_grep "$T/out" "= GLM-5.2 W4A8 3P1D 32P IN16K OUT1K 50ms -> glm-5.2-w4a8-3p1d-32p-in16k-out1k-50ms (by id)"
 # the page's "TPOT: 10000ms" is the recipe's end-to-end target, read alike by import and drift
 expect_grep "$T/out" "= Qwen3-30B-A3B BF16 1P IN1K OUT100 -> qwen3-30b-a3b-bf16-1p-in1k-out100 (by id)"
-expect_eq "$(grep -c '^= ' "$T/out")" 60 "60 sections in sync"
+expect_grep "$T/out" "= (untitled) -> mimo-v2.5-pro-mxfp4-1p1d-8p-in16k-out1k (by provenance)"
+expect_eq "$(grep -c '^= ' "$T/out")" 61 "61 sections in sync"
 expect_eq "$(tail -n 1 "$T/out")" "in sync" "the verdict"
 
 # ---- a catalogue written from the older layout against the newest pages: how upstream moved,
@@ -88,6 +90,22 @@ sed -i '/^### Qwen3-8B W8A8 1P IN9K OUT1K5 5ms$/,/^### /{s/^\*\*Dataset\*\*: .*/
 expect_rc 1 "$NPL" drift "$T/new.mdx"
 expect_grep "$T/out" "+ Qwen3-8B W8A8 1P IN9K OUT1K5 5ms: no recipe corresponds to it"
 expect_grep "$T/out" "- qwen3-8b-w8a8-1p-in3k5-out1k5-5ms: no section of the page corresponds to it"
+
+# ---- a page with no section title (MiMo-V2.5-Pro's): its recipe is the one imported from a page of
+# that name without one; a flag of the decode node and the second benchmark's rate moved ----
+mkdir -p "$T/mimo"
+sed -e 's/--mem-fraction-static 0.88 /--mem-fraction-static 0.87 /' -e 's/--request-rate inf/--request-rate 2/' \
+	"$N/mimo_v2_5_pro.mdx" >"$T/mimo/mimo_v2_5_pro.mdx"
+grep -q 'mem-fraction-static 0.87 ' "$T/mimo/mimo_v2_5_pro.mdx" || fail "the edit of the MiMo page did not take"
+expect_rc 1 "$NPL" drift "$T/mimo/mimo_v2_5_pro.mdx"
+expect_grep "$T/out" "~ (untitled) -> mimo-v2.5-pro-mxfp4-1p1d-8p-in16k-out1k (by provenance)"
+expect_grep "$T/out" "    decode node 1 flag --mem-fraction-static: page 0.87, recipe 0.88"
+expect_grep "$T/out" "    bench 2 flag --request-rate: page 2, recipe inf"
+expect_eq "$(grep -c '^    ' "$T/out")" 2 "two differences"
+# a page of another name: no recipe was imported from it; located, exit 5
+cp "$N/mimo_v2_5_pro.mdx" "$T/mimo/other.mdx"
+expect_rc 5 "$NPL" drift "$T/mimo/other.mdx"
+expect_grep "$T/err" "$T/mimo/other.mdx:13:5: error: the page's deployment has no section title, and no recipe was imported"
 
 # ---- an id upstream renamed: an alias keeps it, and drift finds the recipe by it ----
 mkdir -p "$T/r/qwen3-8b"

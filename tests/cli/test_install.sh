@@ -12,7 +12,7 @@ for f in bin/npulaunch share/man/man1/npulaunch.1 share/bash-completion/completi
 done
 # the installed binary needs nothing from the source tree
 (cd / && "$T/inst/bin/npulaunch" list) >"$T/out" 2>"$T/err" || fail "installed list from /: $(cat "$T/err")"
-expect_eq "$(wc -l <"$T/out")" 61 "installed list"
+expect_eq "$(wc -l <"$T/out")" 62 "installed list"
 (cd / && "$T/inst/bin/npulaunch" render kimi-k2.6 --tpot 20ms -o "$T/r") >/dev/null 2>&1 || fail "installed render from /"
 [[ -x $T/r/pd-mixed.sh ]] || fail "installed render wrote no script"
 

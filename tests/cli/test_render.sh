@@ -54,7 +54,7 @@ expect_rc 2 "$NPL" render $ID --check
 # --all: one folder per recipe, byte-identical twice, shellcheck-clean
 expect_rc 0 "$NPL" render --all -o "$T/a1"
 expect_rc 0 "$NPL" render --all -o "$T/a2"
-expect_eq "$(find "$T/a1" -mindepth 1 -maxdepth 1 -type d | wc -l)" 60 "recipe folders"
+expect_eq "$(find "$T/a1" -mindepth 1 -maxdepth 1 -type d | wc -l)" 61 "recipe folders"
 diff -r "$T/a1" "$T/a2" >/dev/null || fail "two runs of render --all differ"
 if command -v shellcheck >/dev/null; then
 	sc "$T"/a1/*/*.sh >"$T/sc" 2>&1 || fail "shellcheck: $(head -c 3000 "$T/sc")"

@@ -6,9 +6,9 @@ command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 
 # the shipped database: no error; the one flag the seed pages use that upstream lacks warns
 expect_rc 0 "$NPL" validate
-expect_grep "$T/err" "npulaunch: validate: 60 recipes, 0 errors, 8 warnings"
+expect_grep "$T/err" "npulaunch: validate: 61 recipes, 0 errors, 8 warnings"
 expect_rc 0 "$NPL" validate --json
-expect_eq "$(jq -r '"\(.recipes) \(.errors) \(.warnings)"' "$T/out")" "60 0 8" "validate --json counts"
+expect_eq "$(jq -r '"\(.recipes) \(.errors) \(.warnings)"' "$T/out")" "61 0 8" "validate --json counts"
 expect_eq "$(jq -r '[.problems[] | select(.message | test("--max-attempts is not in upstream"))] | length' "$T/out")" 8 \
 	"the warnings are the upstream-less --max-attempts"
 

@@ -64,6 +64,25 @@ KEPT = [
 ]
 
 
+# Pages with no section title and no metadata (one deployment over "####" parts): what import is
+# given with --meta for them (docs/recipes.md), read off the page's prose, and the site values
+# its own script sets. MiMo-V2.5-Pro: "1P1D mode (1 prefill node + 1 decode node, TP8 + DP2 per
+# node)", "MXFP4-quantized checkpoint", "On the A3 Series ... --tp-size is twice the card
+# count" (TP8 on each of two nodes: 8 cards), random 16000 in and 1 or 1000 out.
+UNTITLED = {
+    "mimo_v2_5_pro.mdx": {
+        "title": "MiMo-V2.5-Pro MXFP4 1P1D 8P IN16K OUT1K",
+        "meta": {"model": "MiMo-V2.5-Pro", "hardware": "Atlas 800I A3", "cards": "8",
+                 "mode": "PD Disaggregation", "quantization": "MXFP4", "dataset": "16k+1k"},
+        "site": {"model_path": "/path/to/MiMo-V2.5-Pro-FP4-DFlash",
+                 "draft_model_path": "/path/to/MiMo-V2.5-Pro-FP4-DFlash/dflash"},
+    },
+}
+# the "####" parts of an untitled page: which nodes run each block
+PARTS = {"common environment setup (both nodes)": "all", "prefill node": "prefill",
+         "decode node": "decode", "router": "router"}
+
+
 class PageError(Exception):
     pass
 
@@ -172,9 +191,58 @@ def table_rows(lines):
 ROW_KEYS = ["model", "hardware", "cards", "mode", "dataset", "tpot", "quantization"]
 
 
+def parse_untitled(name, lines):
+    """A page of "####" parts under "### Model Deployment" and "### Benchmark": the server
+    script of a role is the block every node runs and then the role's; each benchmark block is
+    one benchmark, named by its heading's parentheses ("(TTFT)": ttft)."""
+    given = UNTITLED[name]
+    where = f"{name} (untitled)"
+    parts, head, section = {"all": [], "prefill": [], "decode": [], "router": []}, None, None
+    benches = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("### "):
+            section, head = line[4:].strip(), None
+        elif line.startswith("#### "):
+            head = line[5:].strip()
+        elif line.startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            if j == len(lines):
+                raise PageError(f"{name}:{i + 1}: unterminated code block")
+            text = "\n".join(lines[i + 1:j]) + "\n"
+            if section == "Model Deployment" and head and head.lower() in PARTS:
+                parts[PARTS[head.lower()]].append(text)
+            elif section == "Benchmark" and head and BENCH in text:
+                m = re.search(r"\(([^)]+)\)\s*$", head)
+                if not m:
+                    raise PageError(f"{name}:{i + 1}: a benchmark heading without a name in parentheses")
+                benches.append((m.group(1).strip().lower(), text))
+            else:
+                raise PageError(f"{name}:{i + 1}: a block under '{section} / {head}' of no known part")
+            i = j
+        i += 1
+    if not parts["prefill"] or not parts["decode"] or len(parts["router"]) != 1 or len(benches) < 2:
+        raise PageError(f"{where}: not the untitled layout (common, prefill, decode, router, benchmarks)")
+    common = "".join(parts["all"])
+    return {"title": given["title"], "page": name, "meta": dict(given["meta"]),
+            "servers": {"prefill": common + "".join(parts["prefill"]),
+                        "decode": common + "".join(parts["decode"])},
+            "server": None, "router": parts["router"][0], "bench": None, "benchmarks": benches,
+            "site": given["site"], "where": where,
+            "table_notes": ["metadata: the page gives no section title and no metadata: given as "
+                            "import --meta gives them (" + ", ".join(
+                                f"{k} {v}" for k, v in [("title", given["title"])] +
+                                list(given["meta"].items())) + ")"]}
+
+
 def parse_page(path):
     name = os.path.basename(path)
     lines = open(path, encoding="utf-8").read().split("\n")
+    if name in UNTITLED:
+        return [parse_untitled(name, lines)]
     heads = [i for i, l in enumerate(lines) if l.startswith("### ")]
     tables, recipes = {}, []
     for n, h in enumerate(heads):
@@ -285,7 +353,7 @@ def fill(text):
 DRAFT_FLAG = re.compile(r"(--speculative-draft-model-path|--speculative-draft-model)([ =])(\S+)")
 
 
-def fix_server(text, devs):
+def fix_server(text, devs, site=SITE):
     """The evident-meaning fixes of a server script; each appended to devs."""
     def used(var):
         return re.search(r"\$\{?" + var + r"\b", text) is not None
@@ -298,17 +366,17 @@ def fix_server(text, devs):
         if v.startswith("$") or v.startswith("/"):
             return m.group(0)
         devs.append(f"the page gives {m.group(1)} the placeholder {v!r}: "
-                    f"used the draft model path {SITE['draft_model_path']}")
-        return m.group(1) + m.group(2) + SITE["draft_model_path"]
+                    f"used the draft model path {site['draft_model_path']}")
+        return m.group(1) + m.group(2) + site["draft_model_path"]
     text = DRAFT_FLAG.sub(repl, text)
     head = []
     for var, key in (("MODEL_PATH", "model_path"), ("DRAFT_MODEL_PATH", "draft_model_path")):
         if used(var) and not defined(var):
-            devs.append(f"the script uses ${var} without defining it: defined {var}={SITE[key]} at its top")
-            head.append(f"{var}={SITE[key]}\n")
+            devs.append(f"the script uses ${var} without defining it: defined {var}={site[key]} at its top")
+            head.append(f"{var}={site[key]}\n")
         for m in re.finditer(r"^\s*(?:export\s+)?" + var + r"=(\S*)", text, re.M):
-            if m.group(1) != SITE[key]:
-                raise PageError(f"the script sets {var}={m.group(1)}, not the placeholder {SITE[key]}")
+            if m.group(1) != site[key]:
+                raise PageError(f"the script sets {var}={m.group(1)}, not the placeholder {site[key]}")
     return "".join(head) + text
 
 
@@ -397,16 +465,33 @@ def flag(sem, name, default=None):
     return default
 
 
+def router_bootstrap(router, prefill, devs):
+    """A router that names the prefill server without its bootstrap port (the router then asks
+    the server for its own): npulaunch's router names the port that server listens on."""
+    port = flag(prefill, "--disaggregation-bootstrap-port")
+    for f in router["flags"]:
+        if f[0] == "--prefill" and port is not None and len(f[1]) == 1:
+            devs.append(f"router-prefill: the page's router gives --prefill {f[1][0]} without the prefill "
+                        f"server's bootstrap port; the recipe's router names the port that server "
+                        f"listens on ({port})")
+            f[1] = [f[1][0], port]
+
+
 def derive(reg, rec):
     rid = slug(rec["title"])
     devs = list(rec.get("table_notes", []))
     normalized = []
-    server = fix_server(fill(rec["server"]), devs)
+    site_values = dict(SITE, **rec.get("site", {}))
+    scripts = {r: fix_server(fill(t), devs, site_values) for r, t in (rec.get("servers") or {}).items()}
+    server = scripts.get("prefill") or fix_server(fill(rec["server"]), devs)
     pd = rec["meta"]["mode"] == "PD Disaggregation"
-    site = {"model_path": SITE["model_path"]}
+    site = {"model_path": site_values["model_path"]}
     p_ip, d_ip = arrays(server, "P_IP"), arrays(server, "D_IP")
-    node_ph = sorted({int(n) for n in re.findall(r"<your node(\d+) ip>", rec["server"])})
-    if pd:
+    node_ph = sorted({int(n) for n in re.findall(r"<your node(\d+) ip>", rec["server"] or "")})
+    if scripts:
+        p_ip, d_ip = [ip_prefill(1)], [ip_decode(1)]
+        nodes = [(p_ip[0], "prefill"), (d_ip[0], "decode")]
+    elif pd:
         if not p_ip or not d_ip:
             raise PageError(f"{rec['where']}: a PD Disaggregation script without P_IP and D_IP arrays")
         nodes = [(ip, "prefill") for ip in p_ip] + [(ip, "decode") for ip in d_ip]
@@ -417,7 +502,7 @@ def derive(reg, rec):
         nodes = [(ip, "pd-mixed") for ip in ips]
     out_nodes = []
     for ip, role in nodes:
-        res = run_text(server, ip)
+        res = run_text(scripts.get(role, server), ip)
         call = one_call(res, SERVER, f"{rec['where']}: the server script on {ip}")
         _, sem = call_semantics(reg, res, call, normalized, "server", True)
         mode = flag(sem, "--disaggregation-mode", "pd-mixed")
@@ -431,17 +516,22 @@ def derive(reg, rec):
         res = run_text(fill(rec["router"]), ip_prefill(1))
         call = one_call(res, ROUTER, f"{rec['where']}: the router block")
         _, router = call_semantics(reg, res, call, normalized, "router", False)
+        if scripts:
+            router_bootstrap(router, out_nodes[0]["launch"], devs)
     elif pd:
         raise PageError(f"{rec['where']}: a PD Disaggregation recipe without a router block")
-    res = run_text(fill(rec["bench"]), nodes[0][0])
-    call = one_call(res, BENCH, f"{rec['where']}: the benchmark block")
-    _, bench = call_semantics(reg, res, call, normalized, "bench", False)
+    benchmarks = []
+    for name, text in rec.get("benchmarks") or [(None, rec["bench"])]:
+        res = run_text(fill(text), nodes[0][0])
+        call = one_call(res, BENCH, f"{rec['where']}: the benchmark block {name or ''}")
+        benchmarks.append({"name": name, "bench": call_semantics(reg, res, call, normalized, "bench", False)[1]})
+    bench = benchmarks[0]["bench"]
     if not pd:
         note = golden_fix.bench_where_listening(bench["flags"], out_nodes[0]["launch"]["flags"])
         if note:
             devs.append(note)
     if any(flag(n["launch"], "--speculative-draft-model-path") is not None for n in out_nodes):
-        site["draft_model_path"] = SITE["draft_model_path"]
+        site["draft_model_path"] = site_values["draft_model_path"]
     site["ifname"] = SITE["ifname"]
     if pd:
         site["prefill_ip"] = p_ip
@@ -451,6 +541,10 @@ def derive(reg, rec):
     doc = {"id": rid, "title": rec["title"], "page": rec["page"], "meta": rec["meta"], "site": site,
            "nodes": out_nodes, "router": router, "bench": bench, "deviations": devs,
            "normalized": normalized}
+    if rec.get("benchmarks"):
+        # several benchmarks of one deployment, run in turn: bench.sh runs each
+        del doc["bench"]
+        doc["benchmarks"] = benchmarks
     for kid, check, note in KEPT:
         if kid == rid:
             if not check(doc):
@@ -467,9 +561,8 @@ LAYOUTS = {
     # the seed models' newest pages: proved by importing them (tests/golden/roundtrip.sh)
     "2026-seed-models": ("upstream-2026", "upstream-2026-seed-models", ("+",) + SEED_MODELS, 22),
     # the seed models' newest pages are compared by `drift`, not shipped (the seeds are the
-    # specification); MiMo-V2.5-Pro's page has no metadata, no title and two benchmarks: derived apart
-    "2026": ("upstream-2026", "upstream-2026",
-             SEED_MODELS + ("mimo_v2_5_pro.mdx",), 38),
+    # specification); MiMo-V2.5-Pro's page has no title and no metadata (UNTITLED)
+    "2026": ("upstream-2026", "upstream-2026", SEED_MODELS, 39),
 }
 NOT_RECIPES = ("glossary.mdx", "knowledge_base.mdx")
 

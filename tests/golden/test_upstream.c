@@ -9,8 +9,9 @@
  * holds what the page's own scripts launch (derived from the pages by
  * derive-upstream.py, not by npulaunch): per node the flags, the environment
  * set, the variables unset, the files sourced, governors and sysctls; the
- * router's flags, environment and unsets; the benchmark's flags. Then the same
- * with `npulaunch apply --role ROLE ID` on each node (and --role router once).
+ * router's flags, environment and unsets; the benchmark's flags (each benchmark's, in order,
+ * when bench.sh runs several). Then the same with `npulaunch apply --role ROLE ID` on each node
+ * (and --role router once).
  * A recipe npulaunch does not know fails, with a message that says so.
  *
  * NPL_UPSTREAM_RECIPES=DIR in the environment passes --recipes DIR to npulaunch.
@@ -153,11 +154,11 @@ static const char *module_of(const cJSON *rec)
 }
 
 /*
- * The semantics of the one launch of module in the last run, or NULL with the
- * problem reported: a run must launch exactly that one process.
+ * The semantics of the launches of module in the last run, in order, or NULL with the
+ * problem reported: a run must launch exactly want processes, all of that module.
  */
-static cJSON *one_launch(struct sim *s, const cJSON *start, const char *module, const char *id,
-			 const char *what, int *np)
+static cJSON *launches(struct sim *s, const cJSON *start, const char *module, int want, const char *id,
+		       const char *what, int *np)
 {
 	char *log = sim_slurp(s->log), *line, *save = NULL;
 	cJSON *roles, *r, *found = NULL;
@@ -177,21 +178,25 @@ static cJSON *one_launch(struct sim *s, const cJSON *start, const char *module, 
 		cJSON_Delete(rec);
 	}
 	free(log);
-	if (count != 1) {
-		problem(np, id, what, "%d launches of %s, want exactly 1", count, module);
+	if (count != want) {
+		problem(np, id, what, "%d launches of %s, want exactly %d", count, module, want);
 		return NULL;
 	}
 	roles = sim_semantics(s, start);
+	found = cJSON_CreateArray();
 	cJSON_ArrayForEach(r, roles) {
-		int is_router = !strcmp(r->string, "router"), is_bench = !strcmp(r->string, "bench");
+		int is_router = !strcmp(r->string, "router"), is_bench = !strncmp(r->string, "bench", 5);
 
 		if ((module == ROUTER && is_router) || (module == BENCH && is_bench) ||
 		    (module == SERVER && !is_router && !is_bench && strncmp(r->string, "other:", 6)))
-			found = r;
+			cJSON_AddItemToArray(found, cJSON_Duplicate(r, 1));
 	}
-	if (found)
-		found = cJSON_Duplicate(found, 1);
 	cJSON_Delete(roles);
+	if (cJSON_GetArraySize(found) != want) {
+		problem(np, id, what, "%d launches of %s told apart, want %d", cJSON_GetArraySize(found), module, want);
+		cJSON_Delete(found);
+		return NULL;
+	}
 	return found;
 }
 
@@ -287,7 +292,8 @@ static int run_failed(struct sim *s, const char *id, const char *what, int rc, i
 	return rc == NO_SUCH_RECIPE;
 }
 
-/* Run argv on the node with address ip; compare its one launch of module with want; its exit status. */
+/* Run argv on the node with address ip; compare its launches of module with want (one launch's
+ * semantics, or an array of them: benchmarks run in turn); its exit status. */
 static int run_node(struct sim *s, char **argv, const char *ip, const char *module, const cJSON *want,
 		     int parts, const char *id, const char *what, int *np)
 {
@@ -307,9 +313,21 @@ static int run_node(struct sim *s, char **argv, const char *ip, const char *modu
 		cJSON_Delete(start);
 		return rc;
 	}
-	got = one_launch(s, start, module, id, what, np);
-	if (got)
-		compare(id, what, want, got, parts, np);
+	got = launches(s, start, module, cJSON_IsArray(want) ? cJSON_GetArraySize(want) : 1, id, what, np);
+	if (got && cJSON_IsArray(want)) {
+		const cJSON *w;
+		int k = 0;
+
+		cJSON_ArrayForEach(w, want) {
+			char each[300];
+			const char *name = str(w, "name");
+
+			snprintf(each, sizeof(each), "%s, benchmark %s", what, name ? name : "?");
+			compare(id, each, get(w, "bench"), cJSON_GetArrayItem(got, k++), parts, np);
+		}
+	} else if (got) {
+		compare(id, what, want, cJSON_GetArrayItem(got, 0), parts, np);
+	}
 	cJSON_Delete(got);
 	cJSON_Delete(start);
 	return rc;
@@ -379,7 +397,8 @@ static void upstream(void **state)
 		if (access(path, F_OK))
 			problem(&np, id, what, "render wrote no bench.sh");
 		else
-			run_node(&s, bash, ip, BENCH, get(exp, "bench"), FLAGS, id, what, &np);
+			run_node(&s, bash, ip, BENCH, get(exp, "benchmarks") ? get(exp, "benchmarks") : get(exp, "bench"),
+				 FLAGS, id, what, &np);
 	}
 done:
 	cJSON_Delete(exp);

@@ -404,6 +404,9 @@ cJSON *sim_semantics(struct sim *s, const cJSON *start)
 		cJSON_AddItemToObject(sem, "sysctl", cJSON_Duplicate(sysctl, 1));
 		cJSON_AddItemToObject(sem, "sourced", cJSON_Duplicate(sourced, 1));
 		cJSON_AddItemToObject(sem, "argv", cJSON_Duplicate(argv, 1));
+		/* several benchmarks run in turn: the second is "bench#2", ... */
+		for (c = 2; !strcmp(mod, "sglang.bench_serving") && cJSON_GetObjectItemCaseSensitive(roles, role); c++)
+			snprintf(role, sizeof(role), "bench#%d", c);
 		if (!cJSON_GetObjectItemCaseSensitive(roles, role))
 			cJSON_AddItemToObject(roles, role, sem);
 		else

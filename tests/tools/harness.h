@@ -31,7 +31,8 @@ int sim_create(struct sim *s, int ncpus, const char *stub);
 int sim_run(struct sim *s, char *const argv[], char *const extra[]);
 /* The base environment of sim_run, as a cJSON object (for the env diff). */
 cJSON *sim_base_env(const struct sim *s, char *const extra[]);
-/* What the last runs launched: {role: {flags, env, unset, governors, sysctl, sourced}}. */
+/* What the last runs launched: {role: {flags, env, unset, governors, sysctl, sourced}}; a role
+ * launched again is "ROLE#2", ... (several benchmarks run in turn). */
 cJSON *sim_semantics(struct sim *s, const cJSON *start_env);
 /* Forget the launches logged so far and reset the fake root's tuning files. */
 int sim_reset(struct sim *s);

@@ -77,8 +77,8 @@ static void test_embedded_catalogue(void **state)
 
 	assert_int_equal(npl_db_open(&f->db, &f->a, NULL, 0, &f->d), 0);
 	assert_int_equal(f->d.n, 0);
-	assert_int_equal(f->db.nrecipes, 60);
-	assert_int_equal(f->db.nmodels, 12);
+	assert_int_equal(f->db.nrecipes, 61);
+	assert_int_equal(f->db.nmodels, 13);
 	assert_int_equal(f->db.nhardware, 2);
 	assert_non_null(f->db.defaults->db_version);
 	/* sorted by id, found by binary search */
@@ -248,7 +248,7 @@ static void test_later_folder_overrides(void **state)
 
 	/* same id as a shipped recipe: the later folder wins, no duplicate error */
 	assert_int_equal(load(f, mine), 0);
-	assert_int_equal(f->db.nrecipes, 60);
+	assert_int_equal(f->db.nrecipes, 61);
 	assert_string_equal(npl_db_recipe(&f->db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms")->file, "t.yaml");
 	assert_int_equal(npl_db_recipe(&f->db, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms")->tpot_us, 50000);
 }
