@@ -190,7 +190,7 @@ static void help(void)
 	     "                    --scheduler NAME  --gang[=false]  --tune[=false]\n"
 	     "                    --privileged[=false]  --shm-size 64Gi  --container-runtime R\n"
 	     "  slurm values      --slurm-partition P  --slurm-account A  --slurm-time LIMIT\n"
-	     "                    --slurm-gres NAME (--gres=NAME:cards per node)\n"
+	     "                    --slurm-gres NAME (--gres=NAME:dies per node)\n"
 	     "                    --slurm-log-dir DIR (default: the bundle's logs/)\n"
 	     "                    --slurm-router-node NODE (default: the first node)\n"
 	     "                    --slurm-npulaunch PATH (npulaunch on the nodes: the steps\n"

@@ -134,12 +134,13 @@ static cJSON *steps_of(const cJSON *role, int first)
 	return a;
 }
 
-/* "0,1,...,K-1": the cards a server of this role uses on each node, which stock Slurm does not
- * export for gres/npu (the plan's own ASCEND_RT_VISIBLE_DEVICES, where instances share a node,
- * comes later and wins). */
+/* "0,1,...,K-1": the logical devices a server of this role uses on each node, which stock Slurm
+ * does not export for gres/npu. ASCEND_RT_VISIBLE_DEVICES counts dies, not cards: 16 on a node of
+ * 8 two-die A3 cards (the plan's own value, where instances share a node, comes later and wins). */
 static void devices(cJSON *o, const cJSON *role, int nodes)
 {
-	int k = npl_json_int(role, "cards_per_instance", 1) * npl_json_int(role, "instances", 1) / nodes, i;
+	int dies = npl_json_int(role, "dies_per_instance", 0);
+	int k = (dies > 0 ? dies : npl_json_int(role, "cards_per_instance", 1)) * npl_json_int(role, "instances", 1) / nodes, i;
 	struct npl_buf b = NPL_BUF_INIT;
 
 	if (k < 1)
@@ -163,7 +164,9 @@ static cJSON *sbatch_lines(const cJSON *plan, int total)
 	if ((s = site_str(plan, NPL_SITE_SLURM_GRES))) {
 		char g[160];
 
-		snprintf(g, sizeof(g), "%s:%d", s, npl_json_int(recipe, "cards_per_node", 1));
+		/* one device file per die (/dev/davinci0-15 on an A3 node of 8 two-die cards) */
+		snprintf(g, sizeof(g), "%s:%d", s,
+			 npl_json_int(recipe, "cards_per_node", 1) * npl_json_int(recipe, "dies_per_card", 1));
 		cJSON_AddStringToObject(job, "gres", g);
 	}
 	if ((s = site_str(plan, NPL_SITE_SLURM_PARTITION)))

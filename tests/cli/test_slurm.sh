@@ -40,7 +40,8 @@ golden mixed-8p "$MIXED" --model-path /models/m --ifname eth0 --slurm-partition 
 golden 1p1d-decode2n "$D2" --ifname eth0 --slurm-gres npu:910c --slurm-router-node node3
 golden 2p1d "$P2" --model-path /models/m --ifname eth0 --slurm-npulaunch /opt/npulaunch/bin/npulaunch --bench
 # what the files say, beyond their bytes
-expect_grep "$T/g/mixed-8p/slurm.sbatch" '#SBATCH --gres=npu:8'
+# an A3 node: 8 cards of 2 dies, a device file each (/dev/davinci0-15)
+expect_grep "$T/g/mixed-8p/slurm.sbatch" '#SBATCH --gres=npu:16'
 expect_grep "$T/g/mixed-8p/slurm.sbatch" '#SBATCH --partition=npu,npu-b'
 expect_grep "$T/g/mixed-8p/slurm.sbatch" "npl_logs='/shared/npl logs'/\$SLURM_JOB_ID"
 expect_nogrep "$T/g/mixed-8p/slurm.sbatch" 'npl_need'
@@ -54,6 +55,11 @@ expect_grep "$T/g/2p1d/slurm.sbatch" 'npl_start prefill-1 --nodes=1'
 expect_grep "$T/g/2p1d/slurm.sbatch" '#SBATCH --nodes=3'
 expect_nogrep "$T/g/2p1d/slurm.sbatch" '#SBATCH --gres'
 expect_grep "$T/g/2p1d/slurm-step.sh" "npl_npulaunch=/opt/npulaunch/bin/npulaunch"
+# an A2 node: 8 one-die cards, 8 device files, 8 logical devices per server node
+expect_rc 0 "$NPL" "${SH[@]}" render shape-moe-w8a8-a2-16p-in8k-out1k-50ms --target slurm --slurm-gres npu --ifname eth0 \
+	--model-path /m -o "$T/a2"
+expect_grep "$T/a2/slurm.sbatch" '#SBATCH --gres=npu:8'
+expect_grep "$T/a2/slurm.sbatch" 'slurm-step.sh" server pd-mixed pd-mixed-0 0,1,2,3,4,5,6,7 "${npl_hosts[@]:0:2}"'
 
 # ---- shellcheck: every recipe's job, with and without the benchmark ------------------------
 if command -v shellcheck >/dev/null; then
@@ -287,10 +293,11 @@ done
 python3 "$S/check_records.py" "$T/A/manifest.json" "$T/rec" "$T/site.json" "${WHERE[@]}" bench=node1 >"$T/check" ||
 	fail "job A: $(cat "$T/check")"
 expect_grep "$T/check" "5 processes checked, 0 differences"
-# each server started on a tuned node, with the cards Slurm does not name
+# each server started on a tuned node, with the devices Slurm does not name: on A3 one logical
+# device per die, the 16 dies of the node's 8 cards (not 8: that is half of them)
 for f in "$T"/rec/server-*.json; do
-	jq -e '.root["/proc/sys/vm/swappiness"] == "0\n" and .root["/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"] == "performance\n" and .env.ASCEND_RT_VISIBLE_DEVICES == "0,1,2,3,4,5,6,7"' \
-		"$f" >/dev/null || fail "job A: $f: not started on a tuned node with its 8 cards: $(jq -c '[.root, .env.ASCEND_RT_VISIBLE_DEVICES]' "$f")"
+	jq -e '.root["/proc/sys/vm/swappiness"] == "0\n" and .root["/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"] == "performance\n" and .env.ASCEND_RT_VISIBLE_DEVICES == "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15"' \
+		"$f" >/dev/null || fail "job A: $f: not started on a tuned node with its 16 dies: $(jq -c '[.root, .env.ASCEND_RT_VISIBLE_DEVICES]' "$f")"
 done
 reverted "job A"
 

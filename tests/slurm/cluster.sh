@@ -96,8 +96,8 @@ up() {
 	echo "$TAG" >"$BASE/tag"
 	echo "$TAG" >"$STALE.tag"
 	sed "s|@BASE@|$BASE|g" "$H/slurm.conf.in" >"$BASE/etc/slurm.conf"
-	printf 'NodeName=node[1-3] Name=npu File=%s/dev/davinci[0-7]\n' "$BASE" >"$BASE/etc/gres.conf"
-	for i in 0 1 2 3 4 5 6 7; do [[ -e $BASE/dev/davinci$i ]] || mknod "$BASE/dev/davinci$i" c 1 3; done
+	printf 'NodeName=node[1-3] Name=npu File=%s/dev/davinci[0-15]\n' "$BASE" >"$BASE/etc/gres.conf"
+	for i in {0..15}; do [[ -e $BASE/dev/davinci$i ]] || mknod "$BASE/dev/davinci$i" c 1 3; done
 	net_up || { echo "cluster: cannot make the network namespaces" >&2; net_down "$TAG"; return 1; }
 	# munged of our own, owned by munge: its key and files in BASE/munge (0700), its socket in
 	# BASE/munge-run (which munged wants open to all, as /run/munge is)
