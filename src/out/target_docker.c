@@ -46,26 +46,13 @@ static void lit(cJSON *o, const char *k, const char *s)
 	npl_buf_release(&b);
 }
 
-/* docker's --shm-size from a Kubernetes quantity: 64Gi -> 64g */
-static const char *shm_arg(const char *q, char *out, size_t n)
-{
-	size_t len = strlen(q);
-	char unit = len >= 2 ? q[len - 2] : 'G';
-
-	snprintf(out, n, "%.*s%c", (int)(len >= 2 ? len - 2 : len),
-		 q, unit == 'K' ? 'k' : unit == 'M' ? 'm' : 'g');
-	if (unit == 'T')
-		snprintf(out, n, "%dg", npl_parse_uint(q) * 1024);
-	return out;
-}
-
 static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix, const char *note)
 {
 	cJSON *v = cJSON_CreateObject(), *args = cJSON_CreateArray(), *env = cJSON_CreateArray();
 	const char *prog = npl_json_str(role, "program"), *r = npl_json_str(role, "role");
-	const char *shm = npl_target_container_str(plan, "shm_size"), *dirs[2];
+	const char *dirs[2];
 	const cJSON *it, *need;
-	char gen[64], buf[64];
+	char gen[64];
 	int server = !strcmp(prog, "server"), i, n;
 	static const char *const own[] = {"NPULAUNCH_NODE_IP", "NPULAUNCH_WAIT_TIMEOUT", "NPULAUNCH_ROOT",
 					  "NPULAUNCH_PREFLIGHT"};
@@ -92,9 +79,9 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	}
 	opt(args, "--net=host", NULL);
 	if (server) {
+		/* the host's IPC namespace, and so its /dev/shm: no --shm-size, which has no use there
+		   and which podman refuses beside --ipc=host (exit 125) */
 		opt(args, "--ipc=host", NULL);
-		if (shm)
-			opt(args, "--shm-size", shm_arg(shm, buf, sizeof(buf)));
 		if (cJSON_IsTrue(npl_target_container(plan, "privileged")))
 			opt(args, "--privileged", NULL);
 		cJSON_ArrayForEach(it, npl_target_container(plan, "devices"))
@@ -137,9 +124,11 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 
 	static const char *const k8s_only[] = {"namespace", "npu-resource", "npu-unit", "node-selector", "scheduler",
 					       "gang", "model-volume", "model-mount", NULL};
+	static const char *const shm[] = {"shm-size", NULL};
 
 	if (npl_target_check_site(plan, "docker", 1, d) |
-	    npl_target_unused(plan, "docker", o->strict, k8s_only, "a Kubernetes value: the containers run on the host, with its devices and the model where it is", d))
+	    npl_target_unused(plan, "docker", o->strict, k8s_only, "a Kubernetes value: the containers run on the host, with its devices and the model where it is", d) |
+	    npl_target_unused(plan, "docker", o->strict, shm, "the servers share the host's IPC namespace (--ipc=host) and so its /dev/shm, whose size is the host's", d))
 		return -1;
 	if (!npl_target_container_str(plan, "image"))
 		return -1;

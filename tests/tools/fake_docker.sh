@@ -7,7 +7,10 @@
 # NPL_STUB_HOLD_MS for the stub server. The image is the first word that is no option; the command follows it. The
 # mounts are not made: the tests mount nothing a command would miss (the bundle, the model and
 # the Ascend files are at the same paths inside as outside). An option it does not know fails
-# it (exit 125, as docker does), so a script that passes one shows.
+# it (exit 125, as docker does), so a script that passes one shows. Called as podman, it refuses
+# --shm-size beside --ipc=host, as podman does (exit 125, "Error: invalid config provided: cannot
+# set shmsize when running in the {host } IPC Namespace": podman's PR #15810, recorded there by
+# its maintainers); docker ignores it.
 set -u
 npl_json() {  # STRING: as a JSON string
 	local s=$1 out= c i
@@ -36,10 +39,13 @@ npl_json() {  # STRING: as a JSON string
 [[ ${1:-} == run ]] || { echo "fake docker: only run" >&2; exit 125; }
 shift
 env=()
+ipc_host=0 shm=0
 while (($#)); do
 	case $1 in
-	--rm | --net=host | --ipc=host | --privileged) shift ;;
-	--name | --shm-size | --device | -v) (($# >= 2)) || exit 125; shift 2 ;;
+	--ipc=host) ipc_host=1; shift ;;
+	--shm-size) shm=1; (($# >= 2)) || exit 125; shift 2 ;;
+	--rm | --net=host | --privileged) shift ;;
+	--name | --device | -v) (($# >= 2)) || exit 125; shift 2 ;;
 	-e)
 		(($# >= 2)) || exit 125
 		if [[ $2 == *=* ]]; then
@@ -53,6 +59,10 @@ while (($#)); do
 	*) break ;;
 	esac
 done
+if [[ ${0##*/} == podman ]] && ((ipc_host && shm)); then
+	echo "Error: invalid config provided: cannot set shmsize when running in the {host } IPC Namespace" >&2
+	exit 125
+fi
 (($# >= 2)) || { echo "fake docker: no image and command" >&2; exit 125; }
 shift   # the image
 [[ -n ${NPL_STUB_HOLD_MS:-} ]] && env+=("NPL_STUB_HOLD_MS=$NPL_STUB_HOLD_MS")

@@ -35,7 +35,6 @@ exec "$npl_rt" run \
 	--name kimi-k2-6-pd-mixed \
 	--net=host \
 	--ipc=host \
-	--shm-size 64g \
 	--privileged \
 	--device /dev/davinci0 \
 	--device /dev/davinci1 \
