@@ -122,6 +122,23 @@ expect_eq "$(state_of "$T/r2")" "performance performance 0 0 50000 " "the host t
 expect_rc 0 "$NPL" tune --revert --root "$T/r2"
 expect_eq "$(state_of "$T/r2")" "schedutil schedutil 60 1 500000 " "reverted"
 [[ -s $T/r2.docker ]] || fail "podman (auto, no docker on PATH) was not run"
+# auto: a docker CLI whose daemon does not answer is passed over for podman; with neither
+# usable, it stops before anything changes, saying why
+make_root "$T/r4"
+# a docker CLI with no daemon: docker info fails with docker's own message; nothing else may run
+printf '#!/bin/sh\necho "docker $*" >>"%s"\n[ "$1" = info ] || exit 125\necho "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2\nexit 1\n' \
+	"$T/r4.nodaemon" >"$T/r4.bin/docker"
+chmod +x "$T/r4.bin/docker"
+run runc "$T/r4" "$T/tuned" docker-pd-mixed.sh
+expect_eq "$rc" 2 "docker-pd-mixed.sh with a daemonless docker and no podman"
+expect_grep "$T/err" "docker is on PATH but its daemon does not answer (docker info), and podman is not on PATH"
+expect_eq "$(state_of "$T/r4")" "schedutil schedutil 60 1 500000 " "the host untouched when no runtime answers"
+ln -s "$NPL_FAKE_DOCKER" "$T/r4.bin/podman"
+run runc "$T/r4" "$T/tuned" docker-pd-mixed.sh
+[[ $rc == 0 ]] || fail "docker-pd-mixed.sh, daemonless docker and podman: exit $rc: $(cat "$T/err")"
+[[ -s $T/r4.docker ]] || fail "podman (auto, docker's daemon not answering) was not run"
+expect_eq "$(cat "$T/r4.nodaemon")" $'docker info\ndocker info' "docker asked only whether its daemon answers"
+expect_rc 0 "$NPL" tune --revert --root "$T/r4"
 # a runtime that is not there stops it before anything changes
 expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --tune --container-runtime podman -o "$T/pod"
 make_root "$T/r3"

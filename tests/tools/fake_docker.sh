@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fake_docker.sh: stands in for docker (and podman) in the tests. It appends its arguments as
+# fake_docker.sh: stands in for docker (and podman) in the tests. For run, it appends its arguments as
 # one JSON line {"argv": [...]} to $NPL_DOCKER_LOG, then runs the container's command as
 # docker run would on a host network: the options read (--rm, --name, --net=host, --ipc=host,
 # --shm-size, --privileged, --device, -v), the environment only PATH, HOME and the -e
@@ -12,6 +12,8 @@
 # set shmsize when running in the {host } IPC Namespace": podman's PR #15810, recorded there by
 # its maintainers); docker ignores it.
 set -u
+# docker info: the daemon answers
+[[ ${1:-} == info ]] && exit 0
 npl_json() {  # STRING: as a JSON string
 	local s=$1 out= c i
 	for ((i = 0; i < ${#s}; i++)); do

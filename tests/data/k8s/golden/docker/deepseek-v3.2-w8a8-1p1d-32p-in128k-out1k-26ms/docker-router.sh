@@ -12,13 +12,16 @@ npl_dir=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P) || npl_die "canno
 [[ -f $npl_dir/router.sh ]] || npl_die "router.sh is not beside $npl_me in $npl_dir: keep the bundle together"
 [[ $npl_dir != *:* ]] || npl_die "the bundle's folder $npl_dir has a ':', which -v cannot mount"
 
-# the container runtime: docker, podman, or auto (docker when on PATH, else podman)
+# the container runtime: docker, podman, or auto (docker when on PATH and its daemon answers
+# within 20 s, else podman: a docker CLI without a daemon is no runtime)
 npl_rt=auto
 if [[ $npl_rt == auto ]]; then
-	if command -v docker >/dev/null 2>&1; then
+	if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then
 		npl_rt=docker
 	elif command -v podman >/dev/null 2>&1; then
 		npl_rt=podman
+	elif command -v docker >/dev/null 2>&1; then
+		npl_die "docker is on PATH but its daemon does not answer (docker info), and podman is not on PATH"
 	else
 		npl_die "neither docker nor podman is on PATH"
 	fi
