@@ -80,6 +80,10 @@ for f in /bin/* /usr/bin/*; do
 	case ${f##*/} in docker | podman | nerdctl) continue ;; esac
 	[[ -x $f && ! -e $T/sysbin/${f##*/} ]] && ln -s "$f" "$T/sysbin/${f##*/}"
 done
+runc_bg() {  # ROOT BUNDLE SCRIPT: runc in the background, its server held 60 s; $! is SCRIPT's process
+	(exec env -i PATH="$1.bin:$T/sysbin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
+		NPL_DOCKER_LOG="$1.docker" NPL_STUB_HOLD_MS=60000 bash "$2/$3") >"$1.out" 2>"$1.err" &
+}
 runc() {  # ROOT BUNDLE SCRIPT: run SCRIPT as on the host ROOT, its python3 the stub
 	env -i PATH="$1.bin:$T/sysbin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
 		NPL_DOCKER_LOG="$1.docker" bash "$2/$3"
@@ -110,17 +114,47 @@ jq -r '.roles[0].nodes[0] | [.launch[], (.flags[] | .flag, .values[])] | @json' 
 	sed 's/"\${model-path}"/"\/models\/m"/; s/"\${draft-model-path}"/"\/models\/d"/; s/^\["python3"/["python3"/' >"$T/plan"
 expect_eq "$(cat "$T/got")" "$(cat "$T/plan")" "the container's argv and the plan's"
 
-# --tune: the script's own tuning on the host first, journaled; podman when docker is not there
+# --tune: the script's own tuning on the host first, journaled, and put back when the container
+# ends; podman when docker is not there
 expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --tune --container-runtime auto -o "$T/tuned"
+# runtime ROOT: the stand-in as podman, noting the host's state when the container starts
+runtime() {
+	printf '#!/bin/sh\ncat "$NPULAUNCH_ROOT"/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor "$NPULAUNCH_ROOT"/proc/sys/vm/swappiness | tr "\\n" " " >"%s"\nexec "%s" "$@"\n' \
+		"$1.during" "$NPL_FAKE_DOCKER" >"$1.bin/podman"
+	chmod +x "$1.bin/podman"
+}
 make_root "$T/r2"
-ln -s "$NPL_FAKE_DOCKER" "$T/r2.bin/podman"
+runtime "$T/r2"
 run runc "$T/r2" "$T/tuned" docker-pd-mixed.sh
 [[ $rc == 0 ]] || fail "docker-pd-mixed.sh --tune: exit $rc: $(cat "$T/err")"
 expect_nogrep "$T/err" "not tuned"
-expect_eq "$(state_of "$T/r2")" "performance performance 0 0 50000 " "the host tuned by docker-pd-mixed.sh"
-[[ -f $T/r2/run/npulaunch/tune-journal.json ]] || fail "no tuning journal on the host"
-expect_rc 0 "$NPL" tune --revert --root "$T/r2"
-expect_eq "$(state_of "$T/r2")" "schedutil schedutil 60 1 500000 " "reverted"
+expect_eq "$(cat "$T/r2.during")" "performance performance 0 " "the host tuned while the container ran"
+expect_eq "$(state_of "$T/r2")" "schedutil schedutil 60 1 500000 " "the host put back when the container ended"
+[[ ! -e $T/r2/run/npulaunch/tune-journal.json ]] || fail "the tuning journal is left on the host"
+# SIGTERM to the script: passed to the container, then the host put back; the container's status
+make_root "$T/r5"
+runtime "$T/r5"
+runc_bg "$T/r5" "$T/tuned" docker-pd-mixed.sh
+pid=$!
+for ((i = 0; i < 200; i++)); do [[ -s $T/r5.stub ]] && break; sleep 0.05; done
+[[ -s $T/r5.stub ]] || fail "the held container did not start: $(cat "$T/r5.err")"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+expect_eq "$rc" 143 "docker-pd-mixed.sh after SIGTERM: the container's status"
+expect_eq "$(state_of "$T/r5")" "schedutil schedutil 60 1 500000 " "the host put back after SIGTERM"
+# a journal that can no longer be read: said, with the command, and exit 1
+make_root "$T/r6"
+runtime "$T/r6"
+runc_bg "$T/r6" "$T/tuned" docker-pd-mixed.sh
+pid=$!
+for ((i = 0; i < 200; i++)); do [[ -s $T/r6.stub ]] && break; sleep 0.05; done
+echo '{"not": "a journal"}' >"$T/r6/run/npulaunch/tune-journal.json"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+expect_eq "$rc" 1 "docker-pd-mixed.sh whose revert failed"
+expect_grep "$T/r6.err" "docker-pd-mixed.sh: the host's tuning could not be put back: run bash $T/tuned/pd-mixed.sh --revert on this node"
 [[ -s $T/r2.docker ]] || fail "podman (auto, no docker on PATH) was not run"
 # auto: a docker CLI whose daemon does not answer is passed over for podman; with neither
 # usable, it stops before anything changes, saying why
@@ -138,7 +172,7 @@ run runc "$T/r4" "$T/tuned" docker-pd-mixed.sh
 [[ $rc == 0 ]] || fail "docker-pd-mixed.sh, daemonless docker and podman: exit $rc: $(cat "$T/err")"
 [[ -s $T/r4.docker ]] || fail "podman (auto, docker's daemon not answering) was not run"
 expect_eq "$(cat "$T/r4.nodaemon")" $'docker info\ndocker info' "docker asked only whether its daemon answers"
-expect_rc 0 "$NPL" tune --revert --root "$T/r4"
+expect_eq "$(state_of "$T/r4")" "schedutil schedutil 60 1 500000 " "the host put back when podman's container ended"
 # a runtime that is not there stops it before anything changes
 expect_rc 0 "$NPL" render $MIX --target docker "${SITE[@]}" --tune --container-runtime podman -o "$T/pod"
 make_root "$T/r3"

@@ -28,6 +28,7 @@ npl_json() {  # STRING: as a JSON string
 	done
 	printf '"%s"' "$out"
 }
+# (and whether the host it runs on, $NPULAUNCH_ROOT, holds a tuning journal as it starts)
 {
 	printf '{"argv": ['
 	first=1
@@ -36,7 +37,7 @@ npl_json() {  # STRING: as a JSON string
 		first=0
 		npl_json "$a"
 	done
-	printf ']}\n'
+	printf '], "tuned": %s}\n' "$([[ -e ${NPULAUNCH_ROOT:-/nonexistent}/run/npulaunch/tune-journal.json ]] && echo true || echo false)"
 } >>"${NPL_DOCKER_LOG:-/dev/null}"
 [[ ${1:-} == run ]] || { echo "fake docker: only run" >&2; exit 125; }
 shift

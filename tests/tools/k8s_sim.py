@@ -531,9 +531,14 @@ def simulate_docker(bundle, roots, tune, make_root):
                 continue
             if not tune and "note: the hosts are not tuned" not in r.stderr:
                 fail(f"{what}: no note that the host is not tuned: {r.stderr[-400:]}")
-            journal = os.path.exists(os.path.join(node["root"], "run/npulaunch/tune-journal.json"))
-            if journal != tune:
-                fail(f"{what}: tuning journal {'missing' if tune else 'written'} on the host")
+            # the container started on a tuned host (a journal there) when asked to tune, and the
+            # host was put back when it ended
+            with open(node["log"] + ".docker", encoding="utf-8") as f:
+                started = [json.loads(line) for line in f if line.strip()]
+            if not started or started[-1].get("tuned") != tune:
+                fail(f"{what}: the container started on a host {'not ' if tune else ''}tuned")
+            if os.path.exists(os.path.join(node["root"], "run/npulaunch/tune-journal.json")):
+                fail(f"{what}: a tuning journal is left on the host after the container ended")
             check_docker_args(plan, node, what)
             reflog = node["log"] + ".ref"
             rr = bare(os.path.join(bundle, node["role"]["script"]), node["netns"], node["root"], node["addr"],
