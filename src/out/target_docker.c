@@ -63,6 +63,7 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	lit(v, "role", r);
 	lit(v, "script", npl_json_str(role, "script"));
 	cJSON_AddBoolToObject(v, "server", server);
+	cJSON_AddBoolToObject(v, "bench", !strcmp(prog, "bench"));
 	lit(v, "runtime", npl_target_site(plan, "container-runtime", "auto"));
 	cJSON_AddBoolToObject(v, "tune", server && npl_target_tunes(plan));
 	if (server && note)

@@ -34,7 +34,8 @@ if command -v shellcheck >/dev/null; then
 	find "$T/all/deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-50ms" "$T/all/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms" \
 		-name 'docker-*.sh' -print0 | xargs -0 shellcheck -s bash >"$T/sc" 2>&1 || fail "shellcheck: $(head -30 "$T/sc")"
 fi
-for v in $(grep -o '\b[A-Za-z_][A-Za-z0-9_]*=' "$NPL_SRC/templates/docker/run.sh.tmpl" | tr -d = | sort -u); do
+# (a docker run option -e NAME=VALUE is the container's variable, not one of the script's)
+for v in $(grep -oP '(?<!-e )\b[A-Za-z_][A-Za-z0-9_]*=' "$NPL_SRC/templates/docker/run.sh.tmpl" | tr -d = | sort -u); do
 	[[ $v == npl_* ]] || fail "run.sh.tmpl assigns '$v': call it npl_$v"
 done
 
@@ -86,7 +87,7 @@ runc_bg() {  # ROOT BUNDLE SCRIPT: runc in the background, its server held 60 s;
 }
 runc() {  # ROOT BUNDLE SCRIPT: run SCRIPT as on the host ROOT, its python3 the stub
 	env -i PATH="$1.bin:$T/sysbin" HOME=/root NPULAUNCH_PREFLIGHT=0 NPULAUNCH_ROOT="$1" NPL_STUB_LOG="$1.stub" \
-		NPL_DOCKER_LOG="$1.docker" bash "$2/$3"
+		NPL_DOCKER_LOG="$1.docker" ${RESULTS:+NPULAUNCH_RESULTS="$RESULTS"} bash "$2/$3"
 }
 run runc "$T/r1" "$T/mix" docker-pd-mixed.sh
 [[ $rc == 0 ]] || fail "docker-pd-mixed.sh: exit $rc: $(cat "$T/err")"
@@ -113,6 +114,24 @@ expect_eq "$(jq -cS '.env | del(.NPL_STUB_LOG, .PWD, .SHLVL, ._)' "$T/r1.stub")"
 jq -r '.roles[0].nodes[0] | [.launch[], (.flags[] | .flag, .values[])] | @json' "$T/mix/manifest.json" |
 	sed 's/"\${model-path}"/"\/models\/m"/; s/"\${draft-model-path}"/"\/models\/d"/; s/^\["python3"/["python3"/' >"$T/plan"
 expect_eq "$(cat "$T/got")" "$(cat "$T/plan")" "the container's argv and the plan's"
+
+# the benchmark: the bundle is read-only in its container, so its results go to the folder it is
+# run from, mounted writable (bench_serving writes in its current folder)
+mkdir -p "$T/res"
+cd "$T/res" || exit 1
+run runc "$T/r1" "$T/mix" docker-bench.sh
+cd - >/dev/null || exit 1
+[[ $rc == 0 ]] || fail "docker-bench.sh: exit $rc: $(cat "$T/err")"
+tail -n 1 "$T/r1.docker" | jq -c '.argv' >"$T/argv"
+expect_grep "$T/argv" "\"-v\",\"$T/mix:$T/mix:ro\",\"-v\",\"$T/res:$T/res\",\"-e\",\"NPULAUNCH_RESULTS=$T/res\""
+expect_eq "$(tail -n 1 "$T/r1.stub" | jq -r '.env.PWD')" "$T/res" "the benchmark's current folder: the results folder"
+expect_eq "$(tail -n 1 "$T/r1.stub" | jq -r '.argv[2]')" "sglang.bench_serving" "the benchmark launched"
+# a results folder that is not there stops it before any container
+n=$(wc -l <"$T/r1.docker")
+RESULTS=$T/nowhere run runc "$T/r1" "$T/mix" docker-bench.sh
+expect_eq "$rc" 2 "docker-bench.sh with a missing results folder"
+expect_grep "$T/err" "docker-bench.sh: the results folder $T/nowhere does not exist"
+expect_eq "$(wc -l <"$T/r1.docker")" "$n" "no container for a missing results folder"
 
 # --tune: the script's own tuning on the host first, journaled, and put back when the container
 # ends; podman when docker is not there

@@ -27,6 +27,11 @@ if [[ $npl_rt == auto ]]; then
 	fi
 fi
 command -v "$npl_rt" >/dev/null 2>&1 || npl_die "$npl_rt is not on PATH"
+# the benchmark's results: the bundle is mounted read-only, so they go to NPULAUNCH_RESULTS (by
+# default the folder this runs in), mounted writable at the same path
+npl_results=${NPULAUNCH_RESULTS:-$PWD}
+[[ $npl_results == /* && $npl_results != *:* ]] || npl_die "NPULAUNCH_RESULTS must be an absolute path without ':', not '$npl_results'"
+[[ -d $npl_results ]] || npl_die "the results folder $npl_results does not exist"
 
 # ---- the container ---------------------------------------------------------------
 exec "$npl_rt" run \
@@ -34,6 +39,8 @@ exec "$npl_rt" run \
 	--name shape-moe-bench \
 	--net=host \
 	-v "$npl_dir:$npl_dir:ro" \
+	-v "$npl_results:$npl_results" \
+	-e NPULAUNCH_RESULTS="$npl_results" \
 	-e NPULAUNCH_NODE_IP \
 	-e NPULAUNCH_WAIT_TIMEOUT \
 	-e NPULAUNCH_ROOT \
