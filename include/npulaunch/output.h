@@ -45,6 +45,8 @@ struct npl_outset {
 	int n, cap;
 	char **dirs;        /* folders whose extra files --check reports */
 	int ndirs, capdirs;
+	char **runs;        /* DIR, PATTERN, ...: what a bundle's own programs write there (not extra) */
+	int nruns, capruns;
 	struct npl_outbundle *bundles;
 	int nbundles, capbundles;
 	int *pending;       /* the files no manifest has recorded yet, in the order added */
@@ -64,6 +66,9 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
 void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json);
 /* Declare a folder the set owns entirely: with check, files in it that the set lacks are extra. */
 void npl_out_own_dir(struct npl_outset *s, const char *dir);
+/* Declare what the programs of the bundle in dir write there when they run (an fnmatch pattern of
+ * a name directly in dir: "*.jsonl", "logs"): check does not count them as extra. */
+void npl_out_run_output(struct npl_outset *s, const char *dir, const char *pattern);
 /* Write every file (see above); -1 and nothing written, removed or left behind on error. */
 int npl_out_commit(const struct npl_outset *s, struct npl_diag *d);
 /* Compare with the disk; print "stale PATH" (as rendered, out of date), "edited PATH" (changed

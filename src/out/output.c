@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,6 +102,13 @@ void npl_out_own_dir(struct npl_outset *s, const char *dir)
 {
 	s->dirs = npl_out_grow(s->dirs, &s->capdirs, s->ndirs, sizeof(*s->dirs));
 	s->dirs[s->ndirs++] = npl_out_strdup(dir);
+}
+
+void npl_out_run_output(struct npl_outset *s, const char *dir, const char *pattern)
+{
+	s->runs = npl_out_grow(s->runs, &s->capruns, s->nruns + 1, sizeof(*s->runs));
+	s->runs[s->nruns++] = npl_out_strdup(dir);
+	s->runs[s->nruns++] = npl_out_strdup(pattern);
 }
 
 /* "" and "." both name the current folder; a file's folder as a bundle's dir would name it. */
@@ -313,6 +321,18 @@ static int owns_dir(const struct npl_outset *s, const char *path)
 	return 0;
 }
 
+static int run_output(const struct npl_outset *s, const char *path)
+{
+	int i;
+
+	/* the folder compared as a name, the pattern matched against the last part alone: a folder
+	   named with [ or * stays itself */
+	for (i = 0; i + 1 < s->nruns; i += 2)
+		if (in_dir(path, s->runs[i]) && !fnmatch(s->runs[i + 1], npl_out_base_of(path), FNM_PERIOD))
+			return 1;
+	return 0;
+}
+
 static int is_below_owned(const struct npl_outset *s, const char *path)
 {
 	int i;
@@ -344,7 +364,7 @@ static int check_extra(const struct npl_outset *s, const char *dir, FILE *fp)
 	if (n)
 		qsort(names, (size_t)n, sizeof(*names), npl_out_namecmp);
 	for (i = 0; i < n; i++) {
-		if (owned(s, names[i]))
+		if (owned(s, names[i]) || run_output(s, names[i]))
 			;
 		else if (npl_is_dir(names[i]) &&
 			 (owns_dir(s, names[i]) || is_below_owned(s, names[i])))
@@ -431,6 +451,9 @@ void npl_out_release(struct npl_outset *s)
 		free(s->v[i].path);
 	for (i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);
+	for (i = 0; i < s->nruns; i++)
+		free(s->runs[i]);
+	free(s->runs);
 	for (i = 0; i < s->nbundles; i++) {
 		free(s->bundles[i].dir);
 		free(s->bundles[i].manifest);

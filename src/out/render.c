@@ -399,6 +399,9 @@ int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *di
 	/* the plan, and the record of what this bundle holds (output.h) */
 	manifest = npl_render_manifest(plan);
 	npl_out_add_manifest(set, dir, "manifest.json", manifest);
+	/* the benchmark's results, appended in the bundle (npulaunch bench's bench-results.jsonl,
+	   bench_serving's own BACKEND_....jsonl): render --check does not count them as extra */
+	npl_out_run_output(set, dir, "*.jsonl");
 	free(manifest);
 	return rc;
 }

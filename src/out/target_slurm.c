@@ -327,6 +327,16 @@ static int render_slurm(const cJSON *plan, struct npl_templates *t, const char *
 	/* the scripts and the manifest last: it records every file of the folder added before it */
 	if (npl_render_bundle(plan, t, dir, set, d) || d->errors > errors)
 		rc = -1;
+	/* what a job submitted from the bundle writes there: its output (%x-%j.out, the job named
+	   after the recipe) and, by default, the steps' logs; render --check does not count them */
+	{
+		char out[256];
+
+		snprintf(out, sizeof(out), "%s-*.out", npl_json_str(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "id"));
+		npl_out_run_output(set, dir, out);
+		if (!site_str(plan, NPL_SITE_SLURM_LOG_DIR))
+			npl_out_run_output(set, dir, "logs");
+	}
 	return rc;
 }
 

@@ -81,6 +81,16 @@ expect_rc 0 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth
 chmod 644 "$T/one/pd-mixed.sh"
 expect_rc 1 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/one" --check
 expect_eq "$(cat "$T/out")" "stale $T/one/pd-mixed.sh" "mode change is stale"
+# the benchmark's results in a bundle (npulaunch bench's, bench_serving's own) are no difference,
+# also in a folder whose name is a glob pattern; a .jsonl in a subfolder still is
+mkdir -p "$T/g[1]*"
+expect_rc 0 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/g[1]*"
+touch "$T/g[1]*/bench-results.jsonl" "$T/g[1]*/sglang_1205_1600_3500_1500.jsonl"
+expect_rc 0 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/g[1]*" --check
+mkdir "$T/g[1]*/old"
+touch "$T/g[1]*/old/x.jsonl"
+expect_rc 1 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/g[1]*" --check
+expect_eq "$(cat "$T/out")" "extra $T/g[1]*/old/" "a folder of results is extra"
 
 # --templates DIR: the shipped templates from disk give the same bytes; an edited one shows
 expect_rc 0 "$NPL" --templates "$NPL_SRC/templates" render --all -o "$T/a2" --check

@@ -300,6 +300,15 @@ for f in "$T"/rec/server-*.json; do
 		"$f" >/dev/null || fail "job A: $f: not started on a tuned node with its 16 dies: $(jq -c '[.root, .env.ASCEND_RT_VISIBLE_DEVICES]' "$f")"
 done
 reverted "job A"
+# what the jobs wrote in the bundle (their output, the steps' logs) is theirs: render --check is clean
+ls "$T/A"/"$D2"-*.out >/dev/null 2>&1 || fail "job A: no job output in the bundle: $(ls "$T/A")"
+[[ -d $T/A/logs ]] || fail "job A: no logs folder in the bundle"
+expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --bench -o "$T/A" --check
+# and a file that is no job's still is extra
+touch "$T/A/notes.txt"
+expect_rc 1 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --bench -o "$T/A" --check
+expect_grep "$T/out" "extra $T/A/notes.txt"
+rm -f "$T/A/notes.txt"
 
 # -- B: npulaunch apply in the steps, the router on the site's node (beside decode rank 1); scancel
 expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifname eth0 --model-path /models/m \
