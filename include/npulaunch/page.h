@@ -78,5 +78,9 @@ int npl_page_read(struct npl_page *p, const char *file, const char *text, size_t
 		  struct npl_diag *d);
 /* The English name of a metadata key ("Deploy Mode"). */
 const char *npl_page_key_name(enum npl_page_key k);
+/* Give section s what it lacks (import --meta, or drift from the recipe import was so given):
+ * title when it has none (title_given set), and each v[k] (may be NULL) where it gives no value,
+ * located at the section with line 0, which import records as given at import. */
+void npl_page_give(struct npl_page_section *s, const char *title, const char *const v[NPL_PAGE_NKEYS]);
 
 #endif

@@ -116,25 +116,13 @@ static int meta_opt(struct meta *mt, const char *arg)
 				   "Deploy Mode, Quantization, Dataset, TPOT, TTFT)", (int)n, arg);
 }
 
-/* What the sections lack, from --meta: a value given where the page gives none, located at the
- * section with line 0 (import_infer.c records it as given at import). */
+/* What the sections lack, from --meta (import_infer.c records it as given at import). */
 static void meta_fill(struct npl_page *p, const struct meta *mt)
 {
-	int i, k;
+	int i;
 
-	for (i = 0; i < p->n; i++) {
-		struct npl_page_section *s = &p->v[i];
-
-		if (!s->title && mt->title) {
-			s->title = mt->title;
-			s->title_given = 1;
-		}
-		for (k = 0; k < NPL_PAGE_NKEYS; k++)
-			if (!s->field[k].value && mt->v[k]) {
-				s->field[k].value = mt->v[k];
-				s->field[k].loc = (struct npl_loc){s->loc.file, 0, 0};
-			}
-	}
+	for (i = 0; i < p->n; i++)
+		npl_page_give(&p->v[i], mt->title, mt->v);
 }
 
 /* One page into the set: DIR/MODEL/model.yaml and DIR/MODEL/ID.yaml; into pages (may be NULL)

@@ -77,6 +77,21 @@ const char *npl_page_key_name(enum npl_page_key k)
 	return k < NPL_PAGE_NKEYS ? keys[k].mdx : "?";
 }
 
+void npl_page_give(struct npl_page_section *s, const char *title, const char *const v[NPL_PAGE_NKEYS])
+{
+	int k;
+
+	if (!s->title && title) {
+		s->title = title;
+		s->title_given = 1;
+	}
+	for (k = 0; k < NPL_PAGE_NKEYS; k++)
+		if (!s->field[k].value && v[k]) {
+			s->field[k].value = v[k];
+			s->field[k].loc = (struct npl_loc){s->loc.file, 0, 0};
+		}
+}
+
 static struct npl_loc at(const struct reader *r, int line, int col)
 {
 	return (struct npl_loc){r->p->file, line, col};

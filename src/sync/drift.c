@@ -242,7 +242,6 @@ static const struct npl_page_section *given(const struct npl_page_section *s, co
 {
 	struct npl_page_section *c = npl_arena_alloc(a, sizeof(*c));
 	const char *v[NPL_PAGE_NKEYS] = {0};
-	int k;
 
 	v[NPL_PAGE_MODEL] = R->model->id;
 	v[NPL_PAGE_HARDWARE] = R->hardware->id;
@@ -253,13 +252,7 @@ static const struct npl_page_section *given(const struct npl_page_section *s, co
 	v[NPL_PAGE_TPOT] = R->tpot_text ? R->tpot_text : R->e2e_text;
 	v[NPL_PAGE_TTFT] = R->ttft_text;
 	*c = *s;
-	c->title = R->name;
-	c->title_given = 1;
-	for (k = 0; k < NPL_PAGE_NKEYS; k++)
-		if (!c->field[k].value && v[k]) {
-			c->field[k].value = v[k];
-			c->field[k].loc = (struct npl_loc){s->loc.file, 0, 0};
-		}
+	npl_page_give(c, R->name, v);
 	return c;
 }
 
