@@ -92,4 +92,10 @@ int npl_plan_node_ports(const cJSON *role, int index, struct npl_plan_port *out,
  * to max in ids, their count. */
 int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max);
 
+/* The benchmark flags that tell one workload from another, each {results record's key, flag,
+ * name}, the request rate last: verify matches a run to its benchmark by them (node/bench.c), and
+ * the benchmarks of a recipe must differ in one (plan/roles.c). */
+#define NPL_BENCH_NWORKLOAD 5
+extern const char *const npl_bench_workload[NPL_BENCH_NWORKLOAD][3];
+
 #endif

@@ -284,23 +284,14 @@ static void same(struct npl_verdict *v, const cJSON *rec, const char *key, const
 	}
 }
 
-/* The workload figures a record names and the benchmark's flags that set them. */
-static const char *const workload[][3] = {
-	{"dataset_name", "--dataset-name", "dataset"},
-	{"max_concurrency", "--max-concurrency", "max concurrency"},
-	{"random_input_len", "--random-input-len", "input length"},
-	{"random_output_len", "--random-output-len", "output length"},
-	{"request_rate", "--request-rate", "request rate"}, /* last: run_of() only */
-};
-
 /* 1 when the record is a run of the benchmark node: no figure it names differs. */
 static int run_of(const cJSON *rec, const cJSON *node)
 {
 	char g[64];
 	size_t i;
 
-	for (i = 0; i < NPL_ARRAY_SIZE(workload); i++)
-		if (!same_figure(rec, workload[i][0], bench_flag(node, workload[i][1]), g))
+	for (i = 0; i < NPL_BENCH_NWORKLOAD; i++)
+		if (!same_figure(rec, npl_bench_workload[i][0], bench_flag(node, npl_bench_workload[i][1]), g))
 			return 0;
 	return 1;
 }
@@ -597,8 +588,8 @@ int npl_verify_bench(const char *file, const char *text, size_t len, const cJSON
 	judge_counts(v, last, node, max_failed_pct);
 	/* the run measured the recipe's workload (its figures but the request rate, which a run of
 	   another rate may well be judged by) */
-	for (i = 0; i < (int)NPL_ARRAY_SIZE(workload) - 1; i++)
-		same(v, last, workload[i][0], bench_flag(node, workload[i][1]), workload[i][2]);
+	for (i = 0; i < NPL_BENCH_NWORKLOAD - 1; i++) /* the request rate: run_of() only */
+		same(v, last, npl_bench_workload[i][0], bench_flag(node, npl_bench_workload[i][1]), npl_bench_workload[i][2]);
 	judge_latency(v, last, t);
 	v->pass = v->valid;
 	for (i = 0; i < v->nchecks; i++) {

@@ -242,6 +242,16 @@ const cJSON *npl_plan_role(const cJSON *plan, const char *name)
 	return NULL;
 }
 
+/* ---- the workload of a benchmark ---------------------------------------------------------- */
+
+const char *const npl_bench_workload[NPL_BENCH_NWORKLOAD][3] = {
+	{"dataset_name", "--dataset-name", "dataset"},
+	{"max_concurrency", "--max-concurrency", "max concurrency"},
+	{"random_input_len", "--random-input-len", "input length"},
+	{"random_output_len", "--random-output-len", "output length"},
+	{"request_rate", "--request-rate", "request rate"},
+};
+
 /* ---- node queries: which node of a role this is, its ports and devices ---- */
 
 /* A whole non-negative int spelled by the n bytes at s; -1 otherwise. */

@@ -678,21 +678,20 @@ static void bench_launch(struct ctx *c, struct launch *l, const struct merged *m
 	npl_rs_put_data_flags(c, ROLE_BENCH, l, m, NULL, NULL);
 }
 
-/* The workload of a benchmark launch as verify tells runs apart by it (node/bench.c run_of). */
+/* The workload of a benchmark launch as verify tells runs apart by it (plan.h npl_bench_workload). */
 static const char *workload(struct ctx *c, const cJSON *node)
 {
-	static const char *const keys[] = {"--dataset-name", "--max-concurrency", "--random-input-len",
-					   "--random-output-len", "--request-rate"};
 	struct npl_buf b = NPL_BUF_INIT;
 	const char *w;
 	size_t i;
 
-	for (i = 0; i < NPL_ARRAY_SIZE(keys); i++) {
+	for (i = 0; i < NPL_BENCH_NWORKLOAD; i++) {
+		const char *key = npl_bench_workload[i][1];
 		const cJSON *f, *v;
 
-		npl_buf_printf(&b, "%s=", keys[i]);
+		npl_buf_printf(&b, "%s=", key);
 		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
-			if (!strcmp(npl_json_str(f, "flag"), keys[i]))
+			if (!strcmp(npl_json_str(f, "flag"), key))
 				cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(f, "values"))
 					npl_buf_printf(&b, "%s ", v->valuestring);
 		npl_buf_putc(&b, ';');
