@@ -5,7 +5,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev nettle-dev
 libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev
-acl man-db dpkg-dev file python3-yaml python3-jsonschema iproute2
+acl man-db dpkg-dev file python3-yaml python3-jsonschema python3-kubernetes iproute2
 slurmctld slurmd slurm-client munge"
 missing=
 for p in $pkgs; do
