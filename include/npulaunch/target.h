@@ -42,6 +42,7 @@ struct npl_target {
 	int allocates;                 /* its engine gives the nodes and their addresses: none may be given */
 	int bench;                     /* it takes --bench */
 	const char *site_prefix;       /* its own site values begin so ("slurm-"); NULL: the cluster values */
+	const char *const *site_keys;  /* and these cluster values (NULL-terminated), when it has a prefix */
 };
 
 extern const struct npl_target npl_target_k8s, npl_target_rbg, npl_target_docker, npl_target_slurm;

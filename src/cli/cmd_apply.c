@@ -25,7 +25,7 @@ static void help(void)
 {
 	puts("usage: npulaunch apply [--role ROLE] [ID|QUERY|BUNDLE] [site values] [overrides]\n"
 	     "                       [--dry-run] [--root DIR] [--cpus LIST] [--journal FILE]\n"
-	     "                       [--no-preflight]\n"
+	     "                       [--no-preflight] [--no-tune]\n"
 	     "\n"
 	     "Tune this host and launch this node's role of a recipe: the same launch as the\n"
 	     "rendered script (same tuning, unsets, sourced files, environment and argv), then\n"
@@ -51,6 +51,8 @@ static void help(void)
 	     "  --journal FILE  the tuning journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
 	     "  --no-preflight  skip the preflight checks (as NPULAUNCH_PREFLIGHT=0 does); --dry-run\n"
 	     "                  never runs them\n"
+	     "  --no-tune       launch without touching the host's tuning (as a role script's\n"
+	     "                  --no-tune): it is another step's, or the site's\n"
 	     "  query           MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT\n"
 	     "                  --prefix-cache PCT --cards N --mode M --hardware H [--nearest]\n"
 	     "                  instead of an id\n"
@@ -186,7 +188,7 @@ static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 36
 struct apply_opts {
 	struct npl_cli_recipe_opts ro;
 	const char *role_name, *root, *journal, *cpus, *arg;
-	int dry, json, no_preflight, help;
+	int dry, json, no_preflight, no_tune, help;
 	double grace;
 };
 
@@ -202,6 +204,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_o
 		{"journal", required_argument, NULL, 'J'},
 		{"json", no_argument, NULL, 'j'},
 		{"no-preflight", no_argument, NULL, 'P'},
+		{"no-tune", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -218,6 +221,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_o
 		case 'J': o->journal = optarg; break;
 		case 'j': o->json = 1; break;
 		case 'P': o->no_preflight = 1; break;
+		case 'T': o->no_tune = 1; break;
 		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("apply", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -491,7 +495,8 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 	if (o.cpus)
 		npl_launch_cpus(&l, o.root);
 	manifest = bundle_manifest(cli, o.arg);
-	collect_tuning(cli, &l, &t, o.root, manifest, o.dry);
+	if (!o.no_tune) /* the host's tuning is another step's (a role script's --no-tune) */
+		collect_tuning(cli, &l, &t, o.root, manifest, o.dry);
 	if (cli->diag.errors && !o.dry) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: apply: nothing was changed\n");

@@ -41,6 +41,12 @@ static const char *owner_of(const char *key)
 		if (p && !strncmp(key, p, strlen(p)))
 			return targets[i].name;
 	}
+	/* a cluster value Slurm takes too (tune) */
+	for (i = 0; i < NPL_ARRAY_SIZE(targets); i++)
+		for (const char *const *own = targets[i].target && targets[i].target->site_prefix ? targets[i].target->site_keys : NULL;
+		     own && *own; own++)
+			if (!strcmp(key, *own))
+				return "k8s, rbg, docker or slurm";
 	return "k8s, rbg or docker";
 }
 
@@ -58,7 +64,9 @@ static int target_site_ok(struct npl_cli *cli, const struct npl_target *tg, int 
 		if (!npl_site_var(k) && flags->key[k].n) {
 			owner = owner_of(key);
 			mine = tg && (tg->site_prefix ? !strncmp(key, tg->site_prefix, strlen(tg->site_prefix))
-						      : !strcmp(owner, "k8s, rbg or docker"));
+						      : !strncmp(owner, "k8s, rbg", 8));
+			for (const char *const *own = tg && tg->site_prefix ? tg->site_keys : NULL; own && *own && !mine; own++)
+				mine = !strcmp(key, *own);
 			/* a site file may hold every target's values: another's are ignored, as any unused one */
 			if (!mine &&
 			    npl_site_unused(&cli->diag, strict, (enum npl_site_key)k,

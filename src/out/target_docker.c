@@ -168,4 +168,5 @@ const struct npl_target npl_target_docker = {
 	0,
 	0,
 	NULL,
+	NULL,
 };

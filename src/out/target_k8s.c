@@ -837,6 +837,7 @@ const struct npl_target npl_target_k8s = {
 	0,
 	0,
 	NULL,
+	NULL,
 };
 
 const struct npl_target npl_target_rbg = {
@@ -846,5 +847,6 @@ const struct npl_target npl_target_rbg = {
 	"one RoleBasedGroup (v1alpha2) with the same roles, Services, the scripts in a ConfigMap",
 	0,
 	0,
+	NULL,
 	NULL,
 };

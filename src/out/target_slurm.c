@@ -181,6 +181,8 @@ static cJSON *sbatch_lines(const cJSON *plan, int total)
 		add_quoted(job, "log_dir", s);
 	if ((s = site_str(plan, NPL_SITE_SLURM_NPULAUNCH)))
 		add_quoted(job, "npulaunch", s);
+	/* the steps tune their nodes unless the site says not to (--tune=false) */
+	cJSON_AddBoolToObject(job, "tune", npl_target_site_bool(plan, "tune", 1));
 	return job;
 }
 
@@ -340,6 +342,10 @@ static int render_slurm(const cJSON *plan, struct npl_templates *t, const char *
 	return rc;
 }
 
+/* --tune=false: the steps launch without tuning (a job of a user who is not root, on nodes the
+ * site tunes otherwise) */
+static const char *const slurm_cluster_keys[] = {"tune", NULL};
+
 const struct npl_target npl_target_slurm = {
 	"slurm",
 	{"slurm", NULL, NULL, 0},
@@ -348,4 +354,5 @@ const struct npl_target npl_target_slurm = {
 	1,
 	1,
 	"slurm-",
+	slurm_cluster_keys,
 };

@@ -247,6 +247,14 @@ rm -f "$T/calls"
 expect_rc 0 env NPULAUNCH_PREFLIGHT=0 "$NPL" apply $ID --role prefill "${SITE[@]}"
 expect_rc 0 "$NPL" tune --revert
 rm -f "$T/calls"
+# --no-tune: the launch leaves the host's tuning alone (a Slurm job of --tune=false, a step
+# that tuned before): no setting changed, no journal
+expect_rc 0 env NPULAUNCH_PREFLIGHT=0 "$NPL" apply $ID --role prefill "${SITE[@]}" --no-tune
+expect_grep "$T/calls" '"--model-path","/models/kimi"'
+expect_grep "$T/err" "0 settings changed"
+expect_eq "$(state_of "$R")" "$before" "host state after apply --no-tune"
+[[ -e $R/run/npulaunch/tune-journal.json ]] && fail "apply --no-tune left a tuning journal"
+rm -f "$T/calls"
 mv "$T/shard" "$R/models/kimi/model-00002-of-00002.safetensors"
 # passing, with warnings: printed, and the launch goes on
 expect_rc 0 "$NPL" apply $ID --role prefill "${SITE[@]}"

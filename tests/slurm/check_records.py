@@ -6,7 +6,9 @@ MANIFEST is the bundle's manifest.json; RECORDS the folder where the stand-in SG
 (tests/slurm/fake) wrote one JSON file per process: its argv, environment and node; SITE.json
 the site values the job ran with ({"model-path": ..., "prefill-ip": [...], ...}); NODES the
 job's node of each server node of the plan, as ROLE:INDEX=NODE words, and router=NODE,
-bench=NODE. Every server node, the router and (when NODES names it) the benchmark must have
+bench=NODE; or log=FILE, the batch job's output, whose lines "ROLE: NODE... (ADDRESS...)" and
+"router: NODE" give them, and the role's addresses (prefill-ip, decode-ip, node-ip) too.
+Every server node, the router and (when NODES names it) the benchmark must have
 exactly one record on its node, whose argv is the plan's launch and flags with the site
 values put in, whose environment holds each of the plan's variables with its value (a
 prepend or append around what it inherited) and none of the variables the plan unsets.
@@ -38,6 +40,17 @@ def main():
     plan = json.load(open(manifest))
     site = json.load(open(site_file))
     where = dict(w.split("=", 1) for w in nodes)
+    if "log" in where:
+        keys = {"prefill": "prefill-ip", "decode": "decode-ip", "pd-mixed": "node-ip"}
+        for line in open(where.pop("log")):
+            m = re.match(r"slurm\.sbatch:   (prefill|decode|pd-mixed): ([^(]*) \(([^)]*)\)$", line.rstrip("\n"))
+            if m:
+                for i, n in enumerate(m.group(2).split()):
+                    where[f"{m.group(1)}:{i}"] = n
+                site[keys[m.group(1)]] = m.group(3).split()
+            m = re.match(r"slurm\.sbatch:   router: (\S+)$", line.rstrip("\n"))
+            if m:
+                where["router"] = m.group(1)
     recs = [json.load(open(f)) for f in sorted(glob.glob(records + "/*.json"))]
     bad = []
     used = set()

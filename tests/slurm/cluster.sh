@@ -1,13 +1,14 @@
 #!/bin/bash
-# cluster.sh: a real Slurm cluster of three nodes on this machine, for the tests. As root:
-# slurmctld and one slurmd per node (Debian 12's Slurm 22.05), each host (ctl, node1..node3)
+# cluster.sh: a real Slurm cluster of five nodes on this machine, for the tests. As root:
+# slurmctld and one slurmd per node (Debian 12's Slurm 22.05), each host (ctl, node1..node5)
 # in its own network, UTS and mount namespace on a private bridge, with addresses
 # (10.200.0.0/24) that exist only inside those namespaces, and a munged of its own on a socket
 # of its own. Each node sees its own fake host root at BASE/root (BASE/roots/NODE bound there in
 # its mount namespace), so that NPULAUNCH_ROOT=BASE/root is another host on every node.
-#   cluster.sh up | down | ctl CMD... | net n1|n2|n3 CMD...
+#   cluster.sh up | down | ctl CMD... | net n1..n5 CMD... | on n1..n5 CMD...
 # ctl runs a client command (sbatch, squeue, scontrol, scancel) on the controller's host; net
-# runs CMD in a node's network namespace (to reach what listens on its loopback).
+# runs CMD in a node's network namespace (to reach what listens on its loopback); on runs it as
+# the node, as an operator would there (its root at BASE/root, its host name).
 # BASE (state, logs, roots) is $NPL_SLURM_BASE. The names of the namespaces, veths and bridge
 # carry a tag of this run (BASE/tag): a namespace of an earlier run may outlive its deletion
 # for minutes (its closing TCP sockets hold it) and keep its names. The daemons are stopped by
@@ -20,9 +21,9 @@ H=$(cd "$(dirname "$0")" && pwd)
 BASE=${NPL_SLURM_BASE:?NPL_SLURM_BASE must name a folder for the cluster}
 export SLURM_CONF=$BASE/etc/slurm.conf
 STALE=/run/npl-slurm-test
-HOSTS=(ctl n1 n2 n3)
-declare -A ADDR=([ctl]=10.200.0.10 [n1]=10.200.0.11 [n2]=10.200.0.12 [n3]=10.200.0.13)
-declare -A NAME=([ctl]=ctl [n1]=node1 [n2]=node2 [n3]=node3)
+HOSTS=(ctl n1 n2 n3 n4 n5)
+declare -A ADDR=([ctl]=10.200.0.10 [n1]=10.200.0.11 [n2]=10.200.0.12 [n3]=10.200.0.13 [n4]=10.200.0.14 [n5]=10.200.0.15)
+declare -A NAME=([ctl]=ctl [n1]=node1 [n2]=node2 [n3]=node3 [n4]=node4 [n5]=node5)
 TAG=$(cat "$BASE/tag" 2>/dev/null)
 
 # host_exec HOST CMD...: CMD as HOST (nsenter, not `ip netns exec`, which remounts /sys and
@@ -47,7 +48,7 @@ net_down() {  # TAG
 }
 
 net_up() {
-	local h ns
+	local h ns n
 	ip link add "nplbr$TAG" type bridge || return 1
 	ip link set "nplbr$TAG" up
 	for h in "${HOSTS[@]}"; do
@@ -59,8 +60,10 @@ net_up() {
 		ip -n "$ns" link set eth0 up
 		ip -n "$ns" link set lo up
 		mkdir -p "/etc/netns/$ns"
-		printf '127.0.0.1 localhost\n10.200.0.10 ctl\n10.200.0.11 node1\n10.200.0.12 node2\n10.200.0.13 node3\n' \
-			>"/etc/netns/$ns/hosts"
+		{
+			echo '127.0.0.1 localhost'
+			for n in "${HOSTS[@]}"; do echo "${ADDR[$n]} ${NAME[$n]}"; done
+		} >"/etc/netns/$ns/hosts"
 	done
 }
 
@@ -92,11 +95,11 @@ up() {
 	end_ns_pids "$(cat "$STALE.tag" 2>/dev/null)"
 	net_down "$(cat "$STALE.tag" 2>/dev/null)"
 	TAG=$(printf '%04x' $((RANDOM % 65536)))
-	mkdir -p "$BASE"/{etc,state,log,run,dev,root,munge,munge-run} "$BASE"/spool/node{1,2,3} "$BASE"/roots/node{1,2,3}
+	mkdir -p "$BASE"/{etc,state,log,run,dev,root,munge,munge-run} "$BASE"/spool/node{1..5} "$BASE"/roots/node{1..5}
 	echo "$TAG" >"$BASE/tag"
 	echo "$TAG" >"$STALE.tag"
 	sed "s|@BASE@|$BASE|g" "$H/slurm.conf.in" >"$BASE/etc/slurm.conf"
-	printf 'NodeName=node[1-3] Name=npu File=%s/dev/davinci[0-15]\n' "$BASE" >"$BASE/etc/gres.conf"
+	printf 'NodeName=node[1-5] Name=npu File=%s/dev/davinci[0-15]\n' "$BASE" >"$BASE/etc/gres.conf"
 	for i in {0..15}; do [[ -e $BASE/dev/davinci$i ]] || mknod "$BASE/dev/davinci$i" c 1 3; done
 	net_up || { echo "cluster: cannot make the network namespaces" >&2; net_down "$TAG"; return 1; }
 	# munged of our own, owned by munge: its key and files in BASE/munge (0700), its socket in
@@ -133,7 +136,7 @@ up() {
 	cp "$BASE/pids" "$STALE.pids"
 	n=$((SECONDS + 20))
 	while ((SECONDS < n)); do
-		[[ $(host_exec ctl timeout 2 sinfo -h -o '%T %D' 2>/dev/null) == "idle 3" ]] && return 0
+		[[ $(host_exec ctl timeout 2 sinfo -h -o '%T %D' 2>/dev/null) == "idle 5" ]] && return 0
 		sleep 0.1
 	done
 	echo "cluster: the nodes did not come up: $(host_exec ctl timeout 2 sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')" >&2
@@ -188,5 +191,6 @@ up) up ;;
 down) down ;;
 ctl) shift; host_exec ctl "$@" ;;
 net) h=$2; shift 2; nsenter --net="/run/netns/npl$TAG-$h" "$@" ;;
-*) echo "usage: $0 up|down|ctl CMD...|net n1|n2|n3 CMD..." >&2; exit 2 ;;
+on) h=$2; shift 2; host_exec "$h" "$@" ;;
+*) echo "usage: $0 up|down|ctl CMD...|net n1..n5 CMD...|on n1..n5 CMD..." >&2; exit 2 ;;
 esac

@@ -146,8 +146,30 @@ def server(argv):
     p.add_argument("--max-running-requests", type=int)
     p.add_argument("--chunked-prefill-size", type=int)
     p.add_argument("--cuda-graph-bs", type=int, nargs="+")
+    # those of the shipped Kimi-K2.6 recipes, as SGLang's server_args declares them
+    p.add_argument("--cuda-graph-bs-decode", type=int, nargs="+")
+    p.add_argument("--attention-backend")
+    p.add_argument("--mm-attention-backend")
+    p.add_argument("--sampling-backend")
+    p.add_argument("--moe-a2a-backend")
+    p.add_argument("--deepep-mode", choices=["normal", "low_latency", "auto"])
+    p.add_argument("--dtype")
+    p.add_argument("--context-length", type=int)
+    p.add_argument("--max-prefill-tokens", type=int)
+    p.add_argument("--prefill-max-requests", type=int)
+    p.add_argument("--speculative-draft-model-quantization")
+    p.add_argument("--reasoning-parser")
+    p.add_argument("--tool-call-parser")
+    p.add_argument("--disable-radix-cache", action="store_true")
+    p.add_argument("--enable-dp-attention", action="store_true")
+    p.add_argument("--enable-dp-lm-head", action="store_true")
+    p.add_argument("--enable-multimodal", action="store_true")
     a = p.parse_args(argv)
     record("server")
+    # every server failing at once, as a missing model or a bad flag makes them
+    if os.environ.get("NPL_FAKE_SERVER_EXIT"):
+        log(f"server: {a.model_path}: no such model (NPL_FAKE_SERVER_EXIT)")
+        sys.exit(int(os.environ["NPL_FAKE_SERVER_EXIT"]))
     log("server", a.disaggregation_mode, f"rank {a.node_rank} of {a.nnodes}",
         "ASCEND_RT_VISIBLE_DEVICES=" + os.environ.get("ASCEND_RT_VISIBLE_DEVICES", ""))
     deadline = time.time() + TIMEOUT
@@ -244,6 +266,8 @@ def bench(argv):
     p.add_argument("--random-output-len", type=int)
     p.add_argument("--random-range-ratio", type=float)
     p.add_argument("--output-file")
+    p.add_argument("--request-rate")
+    p.add_argument("--seed", type=int)
     a = p.parse_args(argv)
     record("bench")
     host = f"[{a.host}]" if ":" in a.host else a.host
@@ -251,7 +275,8 @@ def bench(argv):
     for _ in range(min(a.num_prompts, 256)):
         t = time.time()
         code, body = get(f"http://{host}:{a.port}/generate", b"{}")
-        if code == 200 and body.get("backends"):
+        # through the router to a prefill and a decode server, or a PD-mixed server itself
+        if code == 200 and (body.get("backends") or body.get("mode") == "null"):
             lat.append((time.time() - t) * 1000)
     out = a.random_output_len or 1
     rec = {"backend": a.backend, "dataset_name": a.dataset_name, "max_concurrency": a.max_concurrency,
