@@ -20,6 +20,9 @@ enum npl_site_key {
 	NPL_SITE_NODE_IP,
 	NPL_SITE_PREFILL_IP,
 	NPL_SITE_DECODE_IP,
+	/* the address of the node the entry point runs on (the router, or a one-node server):
+	 * what the allocation gives a Slurm job (ENTRY_IP), so that it listens there */
+	NPL_SITE_ENTRY_IP,
 	/* cluster values (render --target k8s, rbg, docker): facts of the cluster the
 	 * containers run in, recorded in the plan; never script variables */
 	NPL_SITE_IMAGE,

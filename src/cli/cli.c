@@ -155,6 +155,7 @@ const struct option npl_cli_recipe_options[] = {
 	{"node-ip", required_argument, NULL, NPL_OPT_NODE_IP},
 	{"prefill-ip", required_argument, NULL, NPL_OPT_PREFILL_IP},
 	{"decode-ip", required_argument, NULL, NPL_OPT_DECODE_IP},
+	{"entry-ip", required_argument, NULL, NPL_OPT_ENTRY_IP},
 	{"site", required_argument, NULL, NPL_OPT_SITE},
 	{"tpot", required_argument, NULL, NPL_OPT_TPOT},
 	{"ttft", required_argument, NULL, NPL_OPT_TTFT},
@@ -349,6 +350,7 @@ int npl_cli_recipe_opt(struct npl_cli *cli, struct npl_cli_recipe_opts *o, int o
 	case NPL_OPT_NODE_IP: key = NPL_SITE_NODE_IP; break;
 	case NPL_OPT_PREFILL_IP: key = NPL_SITE_PREFILL_IP; break;
 	case NPL_OPT_DECODE_IP: key = NPL_SITE_DECODE_IP; break;
+	case NPL_OPT_ENTRY_IP: key = NPL_SITE_ENTRY_IP; break;
 	case NPL_OPT_SITE:
 		if (o->nsite_files == (int)NPL_ARRAY_SIZE(o->site_files)) {
 			npl_cli_usage_error(NULL, "--site: at most %d files", (int)NPL_ARRAY_SIZE(o->site_files));

@@ -21,6 +21,7 @@ static const struct {
 	{"node-ip", "NODE_IPS", "NODE_HOSTS", 1},
 	{"prefill-ip", "PREFILL_IPS", "PREFILL_HOSTS", 1},
 	{"decode-ip", "DECODE_IPS", "DECODE_HOSTS", 1},
+	{"entry-ip", "ENTRY_IP", "ENTRY_HOST", 1},
 	/* cluster values: no variable (cluster_ok() below checks them) */
 	{"image", NULL, NULL, 0},
 	{"router-image", NULL, NULL, 0},
@@ -290,6 +291,7 @@ int npl_site_set_as(struct npl_site *s, struct npl_arena *a, enum npl_site_key k
 	case NPL_SITE_NODE_IP:
 	case NPL_SITE_PREFILL_IP:
 	case NPL_SITE_DECODE_IP:
+	case NPL_SITE_ENTRY_IP:
 		if (npl_ip_canonical(value, canon, sizeof(canon)))
 			return npl_error(d, where, "%s '%s' is not an IPv4 or IPv6 address", what, value);
 		store = canon;

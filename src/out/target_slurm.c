@@ -64,7 +64,9 @@ static int word_seg(void *p, const struct npl_pval_seg *seg)
 		return 0;
 	}
 	flush_lit(w);
-	if (seg->index >= 0 && w->l->first[seg->key] >= 0)
+	if (seg->key == NPL_SITE_ENTRY_IP && seg->index == 0)  /* the entry point's node */
+		npl_buf_printf(w->out, "\"${%s}\"", seg->url ? "npl_entry_url" : "ENTRY_IP");
+	else if (seg->index >= 0 && w->l->first[seg->key] >= 0)
 		npl_buf_printf(w->out, "\"${%s[%d]}\"", seg->url ? "npl_urls" : "npl_addrs",
 			       w->l->first[seg->key] + seg->index);
 	else
@@ -348,7 +350,9 @@ static const char *const slurm_cluster_keys[] = {"tune", NULL};
 
 const struct npl_target npl_target_slurm = {
 	"slurm",
-	{"slurm", NULL, NULL, 0},
+	{"slurm", "${entry-ip[0]}",
+	 "render --target slurm: the router (or a one-node server) listens on its node's address, which the job gives (ENTRY_IP), so that clients and npulaunch status reach it from other machines",
+	 0},
 	render_slurm,
 	"slurm.sbatch, one batch job for the deployment, and the slurm-step.sh its steps run",
 	1,

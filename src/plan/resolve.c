@@ -366,7 +366,7 @@ static void check_site(struct ctx *c, const struct shape *sh, int nsh)
 	for (i = 0; i < nsh; i++)
 		if (sh[i].site_key >= 0)
 			want[sh[i].site_key] = npl_rs_nodes_of(&sh[i]);
-	for (k = NPL_SITE_NODE_IP; k <= NPL_SITE_DECODE_IP; k++) {
+	for (k = NPL_SITE_NODE_IP; k <= NPL_SITE_ENTRY_IP; k++) {
 		int have = s->key[k].n;
 
 		if (!have || have == want[k])
@@ -374,6 +374,7 @@ static void check_site(struct ctx *c, const struct shape *sh, int nsh)
 		if (!want[k]) {
 			if (npl_site_unused(c->d, c->o->strict, (enum npl_site_key)k, npl_arena_printf(c->a, "recipe '%s'", c->R->id),
 					    k == NPL_SITE_NODE_IP ? "its server runs on one node" :
+					    k == NPL_SITE_ENTRY_IP ? "only the job of --target slurm gives it" :
 					    "it is not a pd-disagg recipe"))
 				c->rc = -1;
 		} else
@@ -587,6 +588,8 @@ cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *R,
 	if (c->o->target && c->o->target->entry_host) {
 		c->t.entry_host.s = c->o->target->entry_host;
 		c->t.entry_host.o = npl_rs_from_rule("entry-host", c->o->target->entry_why);
+		/* a plan value (${entry-ip[0]}): the address the target's engine gives */
+		c->t.entry_pval = strstr(c->t.entry_host.s, "${") != NULL;
 	}
 	if (shapes(c, sh, &nsh))
 		goto out;

@@ -110,6 +110,7 @@ struct top {
 		struct origin o;
 	} launch[3];
 	struct ostr entry_host;
+	int entry_pval;               /* entry_host is a plan value (a site reference), not text */
 	const struct npl_str *ifname_env;
 	int nifname_env;
 	struct origin ifname_env_o;

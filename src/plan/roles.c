@@ -32,6 +32,23 @@ static int port_or(struct ctx *c, const struct oint *p, const char *name)
 }
 
 /* The value of a merged data flag as a number, or 0 when not set. */
+/* The entry host as a flag's value: the target's plan value (${entry-ip[0]}), else the text. */
+static const char *entry_value(struct ctx *c)
+{
+	if (c->t.entry_pval)
+		return npl_rs_ref(c, NPL_SITE_ENTRY_IP, 0, 0);
+	return npl_rs_lit(c, c->t.entry_host.s ? c->t.entry_host.s : "");
+}
+
+/* The entry host in a URL or HOST:PORT (def when there is none). */
+static void entry_url(struct ctx *c, struct npl_buf *b, const char *def)
+{
+	if (c->t.entry_pval)
+		npl_pval_ref(b, NPL_SITE_ENTRY_IP, 0, 1);
+	else
+		npl_pval_lit(b, c->t.entry_host.s ? c->t.entry_host.s : def);
+}
+
 static int flag_int(const struct merged *m, const char *name, const struct origin **o)
 {
 	for (int i = 0; i < m->flags.n; i++)
@@ -200,7 +217,7 @@ static void rule_host(struct ctx *c, struct snode *n)
 		if (!t->entry_host.s)
 			c->rc = npl_error(c->d, NULL, "no entry_host in the recipe database");
 		else
-			npl_rs_put_flag(c, &n->l, "host", t->entry_host.o, 1, npl_rs_lit(c, t->entry_host.s));
+			npl_rs_put_flag(c, &n->l, "host", t->entry_host.o, 1, entry_value(c));
 	}
 }
 
@@ -244,7 +261,7 @@ static void rule_dist_init_addr(struct ctx *c, struct snode *n)
 	if (n->sh->site_key >= 0)
 		npl_pval_ref(&b, n->sh->site_key, n->first, 1);
 	else
-		npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");
+		entry_url(c, &b, "127.0.0.1");
 	npl_buf_printf(&b, ":%d", port_or(c, &t->port_dist, "dist_init"));
 	npl_rs_put_flag(c, &n->l, "dist-init-addr",
 			npl_rs_from_rule("dist-init-addr", "the instance's first node"), 1,
@@ -427,7 +444,7 @@ static cJSON *server_endpoint_json(struct ctx *c, const struct snode *n)
 	else if (sh->site_key >= 0)
 		npl_pval_ref(&b, sh->site_key, n->at, 1);
 	else
-		npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "127.0.0.1");
+		entry_url(c, &b, "127.0.0.1");
 	npl_buf_printf(&b, ":%d", n->iport);
 	cJSON_AddNumberToObject(ep, "instance", n->inst);
 	cJSON_AddStringToObject(ep, "url", npl_buf_str(&b));
@@ -557,7 +574,7 @@ cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct s
 		npl_rs_put_flag(c, &l, "decode", o, 1, npl_arena_strdup(c->a, npl_buf_str(&b)));
 		npl_buf_release(&b);
 	}
-	npl_rs_put_flag(c, &l, "host", t->entry_host.o, 1, npl_rs_lit(c, t->entry_host.s ? t->entry_host.s : ""));
+	npl_rs_put_flag(c, &l, "host", t->entry_host.o, 1, entry_value(c));
 	npl_rs_put_flag(c, &l, "port", t->port_entry.o, 1, npl_rs_num(c, port_or(c, &t->port_entry, "entry")));
 	npl_rs_put_data_flags(c, ROLE_ROUTER, &l, &m, NULL, NULL);
 	{
@@ -571,7 +588,7 @@ cJSON *npl_rs_router_role(struct ctx *c, const struct shape *pre, const struct s
 		struct npl_buf b = NPL_BUF_INIT;
 
 		npl_buf_puts(&b, "http://");
-		npl_pval_lit(&b, t->entry_host.s ? t->entry_host.s : "");
+		entry_url(c, &b, "");
 		npl_buf_printf(&b, ":%d", t->port_entry.v);
 		cJSON_AddNumberToObject(ep, "instance", 0);
 		cJSON_AddStringToObject(ep, "url", npl_buf_str(&b));
@@ -598,7 +615,7 @@ static void bench_host(struct ctx *c, struct launch *l, const cJSON *server)
 {
 	struct top *t = &c->t;
 	const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(server, "nodes"), 0), *f;
-	const char *host = NULL, *entry = npl_rs_lit(c, t->entry_host.s ? t->entry_host.s : "");
+	const char *host = NULL, *entry = entry_value(c);
 
 	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
 		if (!host && npl_json_str(f, "flag") && !strcmp(npl_json_str(f, "flag"), "--host"))

@@ -142,10 +142,19 @@ printf 'slurm-partiton: npu\nslurm-account: "a b"\n' >"$T/bad.yaml"
 expect_rc 2 "${R[@]}" --site "$T/bad.yaml" --target slurm
 expect_grep "$T/err" "bad.yaml:1:1: error: unknown site key 'slurm-partiton' (did you mean 'slurm-partition'?)"
 expect_grep "$T/err" "bad.yaml:2:16: error: 'slurm-account' 'a b' is not an account name (letters, digits, '_', '.', '-')"
-# the Slurm values never reach the role scripts: they are those of the scripts target
-for f in prefill.sh decode.sh router.sh bench.sh; do
+# the Slurm values never reach the role scripts: the servers' are those of the scripts target;
+# the router listens on its node's address, which the job gives (ENTRY_IP), not on loopback,
+# and the benchmark connects there
+for f in prefill.sh decode.sh; do
 	cmp -s "$T/s1/$f" "$T/s2/$f" || fail "$f differs between --target scripts and --target slurm"
 done
+expect_grep "$T/s1/router.sh" '--host 127.0.0.1'
+expect_grep "$T/s2/router.sh" '--host "${ENTRY_IP[0]}"'
+expect_grep "$T/s2/bench.sh" '--host "${ENTRY_IP[0]}"'
+diff <(sed 's/--host 127.0.0.1/--host "${ENTRY_IP[0]}"/' "$T/s1/router.sh") "$T/s2/router.sh" | grep '^[<>]' | grep -v 'ENTRY_IP\|--entry-ip\|ENTRY_HOST\|entry point' >"$T/d" &&
+	fail "router.sh differs between the targets beyond the entry address: $(cat "$T/d")"
+expect_rc 2 "${R[@]}" --target slurm --entry-ip 10.0.0.1
+expect_grep "$T/err" "npulaunch: render: --entry-ip: --target slurm takes the nodes and their addresses from the allocation; drop it"
 expect_nogrep "$T/s2/prefill.sh" 'part-x'
 expect_grep "$T/s2/manifest.json" '"slurm-partition":	"part-x"'
 # what the job needs from its environment, and what it does not (the addresses)
@@ -237,7 +246,7 @@ ln -s "$NPL" "$T/bin/npulaunch"
 JOBENV=(PATH="$T/bin:$PATH" PYTHONPATH="$S/fake" NPL_FAKE_RECORDS="$T/rec" NPL_FAKE_TIMEOUT=30
 	NPULAUNCH_ROOT="$NPL_SLURM_BASE/root" NPULAUNCH_WAIT_TIMEOUT=30
 	https_proxy=http://10.200.0.10:9 http_proxy=http://10.200.0.10:9)
-printf '{"model-path": "/models/m", "ifname": "eth0", "prefill-ip": ["10.200.0.11"], "decode-ip": ["10.200.0.12", "10.200.0.13"]}\n' >"$T/site.json"
+printf '{"model-path": "/models/m", "ifname": "eth0", "prefill-ip": ["10.200.0.11"], "decode-ip": ["10.200.0.12", "10.200.0.13"], "entry-ip": ["10.200.0.11"]}\n' >"$T/site.json"
 WHERE=(prefill:0=node1 decode:0=node2 decode:1=node3 router=node1)
 
 # submit DIR ENV... -- SBATCH-ARG...: sbatch in DIR from the controller; $job
@@ -273,12 +282,12 @@ wait_end() {
 	done
 	took=$(echo "$EPOCHREALTIME - $t0" | bc)
 }
-# wait_router DIR [n1|n2|n3]: until the router on that node (n1) answers /health (from inside
-# its namespace: it listens on the node's loopback)
+# wait_router DIR [n1..n5]: until the router on that node (n1) answers /health at the node's
+# address, from the controller's host (a login node)
 wait_router() {
-	local i
+	local i n=${2:-n1}
 	for ((i = 0; i < 200; i++)); do
-		"$CL" net "${2:-n1}" curl -sf --noproxy '*' --max-time 1 -o /dev/null http://127.0.0.1:6688/health && return 0
+		"$CL" net ctl curl -sf --noproxy '*' --max-time 1 -o /dev/null "http://10.200.0.1${n#n}:6688/health" && return 0
 		state
 		[[ $state == RUNNING || $state == PENDING || $state == CONFIGURING ]] || break
 		sleep 0.1
@@ -341,12 +350,18 @@ expect_rc 0 "$NPL" "${SH[@]}" render "$D2" --target slurm --slurm-gres npu --ifn
 	--slurm-npulaunch "$NPL" --slurm-log-dir "$T/logs B" --slurm-router-node node3 -o "$T/B" --check
 submit "$T/B" --
 if wait_router "$T/B" n3; then
-	"$CL" net n3 curl -sf --noproxy '*' --max-time 2 -X POST -d '{}' http://127.0.0.1:6688/generate >"$T/gen" ||
+	"$CL" net ctl curl -sf --noproxy '*' --max-time 2 -X POST -d '{}' http://10.200.0.13:6688/generate >"$T/gen" ||
 		fail "job B: POST /generate through the router failed"
 	jq -e '.backends | length == 2' "$T/gen" >/dev/null || fail "job B: /generate: $(cat "$T/gen")"
 	# the router's node is asked for by name: Slurm gives the job the nodes around it
 	joblog "$T/B" "$D2" >"$T/log"
-	expect_grep "$T/log" "slurm.sbatch:   router: node3"
+	expect_grep "$T/log" "slurm.sbatch:   router: node3 (10.200.0.13)"
+	expect_grep "$T/log" "slurm.sbatch:   entry point: http://10.200.0.13:6688"
+	# the job's own "follow it" line, run as printed on the login node: every endpoint up, the
+	# router's at its node's address
+	cmd=$(sed -n 's/^slurm.sbatch:   follow it: //p' "$T/log")
+	"$CL" ctl env PATH="$T/bin:$PATH" bash -c "$cmd" >"$T/status" 2>&1 || fail "job B: $cmd: $(cat "$T/status")"
+	expect_grep "$T/status" "router   -         http://10.200.0.13:6688  up"
 	python3 "$S/check_records.py" "$T/B/manifest.json" "$T/rec" "$T/site.json" log="$T/log" >"$T/check" ||
 		fail "job B: $(cat "$T/check")"
 	for n in $(sed -n 's/^slurm.sbatch:   \(prefill\|decode\): \([^(]*\) (.*/\2/p' "$T/log"); do

@@ -7,7 +7,7 @@ MANIFEST is the bundle's manifest.json; RECORDS the folder where the stand-in SG
 the site values the job ran with ({"model-path": ..., "prefill-ip": [...], ...}); NODES the
 job's node of each server node of the plan, as ROLE:INDEX=NODE words, and router=NODE,
 bench=NODE; or log=FILE, the batch job's output, whose lines "ROLE: NODE... (ADDRESS...)" and
-"router: NODE" give them, and the role's addresses (prefill-ip, decode-ip, node-ip) too.
+"router: NODE (ADDRESS)" and "entry point: URL" give them, and the role's addresses (prefill-ip, decode-ip, node-ip) too.
 Every server node, the router and (when NODES names it) the benchmark must have
 exactly one record on its node, whose argv is the plan's launch and flags with the site
 values put in, whose environment holds each of the plan's variables with its value (a
@@ -48,9 +48,12 @@ def main():
                 for i, n in enumerate(m.group(2).split()):
                     where[f"{m.group(1)}:{i}"] = n
                 site[keys[m.group(1)]] = m.group(3).split()
-            m = re.match(r"slurm\.sbatch:   router: (\S+)$", line.rstrip("\n"))
+            m = re.match(r"slurm\.sbatch:   router: (\S+)( \(.*\))?$", line.rstrip("\n"))
             if m:
                 where["router"] = m.group(1)
+            m = re.match(r"slurm\.sbatch:   entry point: http://\[?([0-9a-f.:]+?)\]?:\d+$", line.rstrip("\n"))
+            if m:
+                site["entry-ip"] = [m.group(1)]
     recs = [json.load(open(f)) for f in sorted(glob.glob(records + "/*.json"))]
     bad = []
     used = set()
