@@ -78,7 +78,9 @@ _npulaunch() {
 		return 0
 		;;
 	--image | --router-image | --registry | --namespace | --name-prefix | --npu-resource | \
-		--node-selector | --model-volume | --model-mount | --scheduler | --shm-size)
+		--node-selector | --model-volume | --model-mount | --scheduler | --shm-size | --server-cpus | \
+		--server-memory | --router-cpus | --router-memory | --router-node-selector | --toleration | \
+		--image-pull-secret | --priority-class | --startup-timeout)
 		return 0
 		;;
 	esac

@@ -181,6 +181,9 @@ struct npl_container {
 	int present;
 	struct npl_loc loc;
 	struct npl_str image, npu_resource, npu_unit, shm_size;
+	/* what the servers on one node request and are limited to (Kubernetes: a pod on part of the
+	 * node's NPUs its share), and the router's: whole CPUs and a memory size */
+	struct npl_str cpus, memory, router_cpus, router_memory;
 	struct npl_int privileged;
 	struct npl_env_set *node_selector;   /* name: label key, value: label value */
 	int nnode_selector;

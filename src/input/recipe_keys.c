@@ -60,6 +60,17 @@ static int is_mount_path(const char *s)
 	return npl_recipe_is_abs_path(s) && strcmp(s, "/") && !strpbrk(s, ":,\r");
 }
 
+/* A memory size as Kubernetes and site.c take one: 1 to 12 digits, Ki, Mi, Gi or Ti. */
+static int is_mem_size(const char *s)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > s && *s != '0' && p - s <= 12 &&
+	       (!strcmp(p, "Ki") || !strcmp(p, "Mi") || !strcmp(p, "Gi") || !strcmp(p, "Ti"));
+}
+
 static int f_container_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
 			   void *arg)
 {
@@ -85,6 +96,20 @@ static int f_container_key(struct ctx *c, const struct npl_ynode *k, const struc
 		return npl_recipe_read_str(c, v, key, &ct->npu_resource);
 	if (!strcmp(key, "shm_size"))
 		return npl_recipe_read_str(c, v, key, &ct->shm_size);
+	if (!strcmp(key, "cpus") || !strcmp(key, "router_cpus")) {
+		if (npl_recipe_read_str(c, v, key, key[0] == 'c' ? &ct->cpus : &ct->router_cpus))
+			return -1;
+		if (npl_parse_uint(v->str) < 1 || npl_parse_uint(v->str) > 100000)
+			return npl_recipe_fail(c, v, "'%s' is a whole number of CPUs from 1 to 100000, not '%s'", key, v->str);
+		return 0;
+	}
+	if (!strcmp(key, "memory") || !strcmp(key, "router_memory")) {
+		if (npl_recipe_read_str(c, v, key, key[0] == 'm' ? &ct->memory : &ct->router_memory))
+			return -1;
+		if (!is_mem_size(v->str))
+			return npl_recipe_fail(c, v, "'%s' is a size in Ki, Mi, Gi or Ti (like 1024Gi), not '%s'", key, v->str);
+		return 0;
+	}
 	if (npl_recipe_read_str(c, v, key, &ct->npu_unit))
 		return -1;
 	if (strcmp(v->str, "card") && strcmp(v->str, "die"))
@@ -101,6 +126,10 @@ static const struct field container_fields[] = {
 	{"devices", K_HW, f_container_key},
 	{"mounts", K_HW, f_container_key},
 	{"shm_size", K_HW, f_container_key},
+	{"cpus", K_HW, f_container_key},
+	{"memory", K_HW, f_container_key},
+	{"router_cpus", K_HW, f_container_key},
+	{"router_memory", K_HW, f_container_key},
 };
 
 static int f_container(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)

@@ -35,6 +35,15 @@ static const struct {
 	{"node-selector", NULL, NULL, 1},
 	{"scheduler", NULL, NULL, 0},
 	{"gang", NULL, NULL, 0},
+	{"server-cpus", NULL, NULL, 0},
+	{"server-memory", NULL, NULL, 0},
+	{"router-cpus", NULL, NULL, 0},
+	{"router-memory", NULL, NULL, 0},
+	{"router-node-selector", NULL, NULL, 1},
+	{"toleration", NULL, NULL, 1},
+	{"image-pull-secret", NULL, NULL, 1},
+	{"priority-class", NULL, NULL, 0},
+	{"startup-timeout", NULL, NULL, 0},
 	{"tune", NULL, NULL, 0},
 	{"privileged", NULL, NULL, 0},
 	{"shm-size", NULL, NULL, 0},
@@ -216,7 +225,7 @@ static int slurm_value(enum npl_site_key k, const char *value, const char *what,
 /* What the duplicate checks of a list look up: an address, a node label's KEY=. */
 static size_t seen_len(enum npl_site_key k, const char *value)
 {
-	return k == NPL_SITE_NODE_SELECTOR && strchr(value, '=') ? (size_t)(strchr(value, '=') - value) + 1
+	return (k == NPL_SITE_NODE_SELECTOR || k == NPL_SITE_ROUTER_NODE_SELECTOR) && strchr(value, '=') ? (size_t)(strchr(value, '=') - value) + 1
 								 : strlen(value);
 }
 
@@ -520,6 +529,87 @@ static int mem_quantity(const char *s)
 	       (!strcmp(p, "Ki") || !strcmp(p, "Mi") || !strcmp(p, "Gi") || !strcmp(p, "Ti"));
 }
 
+/* A whole number of 1 to 6 digits without a leading zero, or -1. */
+static int count_of(const char *s)
+{
+	const char *p = s;
+
+	if (*s == '0' || !digits(&p) || *p)
+		return -1;
+	return atoi(s);
+}
+
+/* A toleration as kubectl taint writes a taint: KEY[=VALUE][:EFFECT]. */
+static int toleration_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':'), *eq;
+	char key[320], value[64];
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (colon && strcmp(colon + 1, "NoSchedule") && strcmp(colon + 1, "PreferNoSchedule") &&
+	    strcmp(colon + 1, "NoExecute"))
+		return 0;
+	eq = memchr(s, '=', n);
+	if ((eq ? (size_t)(eq - s) : n) >= sizeof(key))
+		return 0;
+	memcpy(key, s, eq ? (size_t)(eq - s) : n);
+	key[eq ? (size_t)(eq - s) : n] = '\0';
+	if (!qualified_name(key, 0))
+		return 0;
+	if (!eq)
+		return 1;
+	if ((size_t)(s + n - eq - 1) >= sizeof(value))
+		return 0;
+	memcpy(value, eq + 1, (size_t)(s + n - eq - 1));
+	value[s + n - eq - 1] = '\0';
+	return label_value(value, 1);
+}
+
+/* The values of every pod of render --target k8s and rbg: resources, placement, start-up. */
+static int pod_value(struct npl_site *s, enum npl_site_key k, const char *value, const char *what,
+		     const struct npl_loc *where, struct npl_diag *d)
+{
+	switch (k) {
+	case NPL_SITE_SERVER_CPUS:
+	case NPL_SITE_ROUTER_CPUS:
+		if (count_of(value) < 1 || count_of(value) > 100000)
+			return npl_error(d, where, "%s '%s' is not a number of CPUs (a whole number from 1 to 100000: the CPU manager pins whole CPUs)",
+					 what, value);
+		return 0;
+	case NPL_SITE_SERVER_MEMORY:
+	case NPL_SITE_ROUTER_MEMORY:
+		if (!mem_quantity(value))
+			return npl_error(d, where, "%s '%s' is not a size in Ki, Mi, Gi or Ti (like 512Gi)", what, value);
+		return 0;
+	case NPL_SITE_TOLERATION:
+		if (!toleration_ok(value))
+			return npl_error(d, where, "%s '%s' is not a toleration KEY[=VALUE][:EFFECT] (a label key, a label value, NoSchedule, PreferNoSchedule or NoExecute; without =VALUE any value)",
+					 what, value);
+		if (seen(&s->key[k], value, strlen(value)))
+			return npl_error(d, where, "%s '%s' is given twice", what, value);
+		return 0;
+	case NPL_SITE_IMAGE_PULL_SECRET:
+		if (!dns_subdomain(value))
+			return npl_error(d, where, "%s '%s' is not a secret name (lowercase letters, digits, '-' and '.', 253 at most)",
+					 what, value);
+		if (seen(&s->key[k], value, strlen(value)))
+			return npl_error(d, where, "%s '%s' is given twice", what, value);
+		return 0;
+	case NPL_SITE_PRIORITY_CLASS:
+		if (!dns_subdomain(value))
+			return npl_error(d, where, "%s '%s' is not a priority class name (lowercase letters, digits, '-' and '.', 253 at most)",
+					 what, value);
+		return 0;
+	case NPL_SITE_STARTUP_TIMEOUT:
+		if (count_of(value) < 10 || count_of(value) > 604800)
+			return npl_error(d, where, "%s '%s' is not a start-up window in seconds (a whole number from 10 to 604800)",
+					 what, value);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value, const char *what,
 		      const struct npl_loc *where, struct npl_diag *d)
 {
@@ -564,7 +654,8 @@ static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value
 			return npl_error(d, where, "%s must be an absolute folder other than / (no ':' or ','), not '%s'",
 					 what, value);
 		return 0;
-	case NPL_SITE_NODE_SELECTOR: {
+	case NPL_SITE_NODE_SELECTOR:
+	case NPL_SITE_ROUTER_NODE_SELECTOR: {
 		const char *eq = strchr(value, '=');
 		char key[320];
 
@@ -579,6 +670,15 @@ static int cluster_ok(struct npl_site *s, enum npl_site_key k, const char *value
 			return npl_error(d, where, "%s: the label '%s' is given twice", what, key);
 		return 0;
 	}
+	case NPL_SITE_SERVER_CPUS:
+	case NPL_SITE_ROUTER_CPUS:
+	case NPL_SITE_SERVER_MEMORY:
+	case NPL_SITE_ROUTER_MEMORY:
+	case NPL_SITE_TOLERATION:
+	case NPL_SITE_IMAGE_PULL_SECRET:
+	case NPL_SITE_PRIORITY_CLASS:
+	case NPL_SITE_STARTUP_TIMEOUT:
+		return pod_value(s, k, value, what, where, d);
 	case NPL_SITE_SCHEDULER:
 		if (!dns_subdomain(value))
 			return npl_error(d, where, "%s '%s' is not a scheduler name (like volcano)", what, value);

@@ -124,7 +124,9 @@ static int render_docker(const cJSON *plan, struct npl_templates *t, const char 
 	int rc = 0;
 
 	static const char *const k8s_only[] = {"namespace", "npu-resource", "npu-unit", "node-selector", "scheduler",
-					       "gang", "model-volume", "model-mount", NULL};
+					       "gang", "model-volume", "model-mount", "server-cpus", "server-memory",
+					       "router-cpus", "router-memory", "router-node-selector", "toleration",
+					       "image-pull-secret", "priority-class", "startup-timeout", NULL};
 	static const char *const shm[] = {"shm-size", NULL};
 
 	if (npl_target_check_site(plan, "docker", 1, d) |

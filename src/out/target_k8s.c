@@ -24,58 +24,9 @@
 #include "npulaunch/text.h"
 #include "npulaunch/yamlout.h"
 
-#define MOUNT "/opt/npulaunch"   /* where the scripts' ConfigMap is mounted in every container */
-#define MAXPORTS 64
+#include "k8s_internal.h"
 
-/* ---- building --------------------------------------------------------------- */
-
-struct k8s {
-	const cJSON *plan;
-	const struct npl_target *tg;
-	int rbg;
-	const char *prefix, *ns, *id;
-	const char *image, *router_image, *res, *unit, *shm, *scheduler;
-	int privileged, tune, gang;
-	const char *claim, *mount;
-	const char *dirs[2];
-	int ndirs;
-	struct npl_diag *d;
-	struct npl_arena *a;
-	int rc;
-};
-
-static cJSON *str(const char *s)
-{
-	return cJSON_CreateString(s);
-}
-
-static cJSON *add(cJSON *o, const char *k, cJSON *v)
-{
-	cJSON_AddItemToObject(o, k, v);
-	return v;
-}
-
-static cJSON *obj(cJSON *o, const char *k)
-{
-	return add(o, k, cJSON_CreateObject());
-}
-
-static cJSON *arr(cJSON *o, const char *k)
-{
-	return add(o, k, cJSON_CreateArray());
-}
-
-static cJSON *item(cJSON *a)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddItemToArray(a, o);
-	return o;
-}
-
-static const char *fmt(struct k8s *k, const char *f, ...) __attribute__((format(printf, 2, 3)));
-
-static const char *fmt(struct k8s *k, const char *f, ...)
+const char *npl_k8s_fmt(struct k8s *k, const char *f, ...)
 {
 	struct npl_buf b = NPL_BUF_INIT;
 	va_list ap;
@@ -116,223 +67,6 @@ static void labels(struct k8s *k, cJSON *l, const char *role)
 	add(l, "app.kubernetes.io/managed-by", str("npulaunch"));
 }
 
-static void env_field(cJSON *env, const char *name, const char *path)
-{
-	cJSON *e = item(env);
-
-	add(e, "name", str(name));
-	add(obj(obj(e, "valueFrom"), "fieldRef"), "fieldPath", str(path));
-}
-
-static void mount(cJSON *mounts, const char *name, const char *path, int ro)
-{
-	cJSON *m = item(mounts);
-
-	add(m, "name", str(name));
-	add(m, "mountPath", str(path));
-	if (ro)
-		add(m, "readOnly", cJSON_CreateTrue());
-}
-
-static void host_volume(cJSON *vols, const char *name, const char *path, const char *type)
-{
-	cJSON *v = item(vols), *h;
-
-	add(v, "name", str(name));
-	h = obj(v, "hostPath");
-	add(h, "path", str(path));
-	add(h, "type", str(type));
-}
-
-static cJSON *probe(int port, int failures)
-{
-	cJSON *p = cJSON_CreateObject(), *g = obj(p, "httpGet");
-
-	add(g, "path", str("/health"));
-	add(g, "port", cJSON_CreateNumber(port));
-	add(p, "periodSeconds", cJSON_CreateNumber(10));
-	add(p, "timeoutSeconds", cJSON_CreateNumber(5));
-	if (failures)
-		add(p, "failureThreshold", cJSON_CreateNumber(failures));
-	return p;
-}
-
-/* The volumes and mounts every server container has: scripts, /dev/shm, the Ascend host
- * files, the model. */
-static void server_volumes(struct k8s *k, cJSON *vols, cJSON *mounts)
-{
-	const cJSON *m;
-	cJSON *v;
-	int i = 0;
-
-	v = item(vols);
-	add(v, "name", str("npulaunch"));
-	{
-		cJSON *cm = obj(v, "configMap");
-
-		add(cm, "name", str(fmt(k, "%s-scripts", k->prefix)));
-		add(cm, "defaultMode", cJSON_CreateNumber(0555));
-	}
-	mount(mounts, "npulaunch", MOUNT, 1);
-	v = item(vols);
-	add(v, "name", str("dshm"));
-	{
-		cJSON *e = obj(v, "emptyDir");
-
-		add(e, "medium", str("Memory"));
-		if (k->shm)
-			add(e, "sizeLimit", str(k->shm));
-	}
-	mount(mounts, "dshm", "/dev/shm", 0);
-	cJSON_ArrayForEach(m, npl_target_container(k->plan, "mounts")) {
-		const char *name = fmt(k, "host-%d", i++), *kind = npl_json_str(m, "kind");
-
-		host_volume(vols, name, npl_json_str(m, "path"), kind);
-		/* a folder the kubelet may create is scratch the container writes */
-		mount(mounts, name, npl_json_str(m, "path"), strcmp(kind, "DirectoryOrCreate"));
-	}
-	if (k->claim) {
-		v = item(vols);
-		add(v, "name", str("model"));
-		{
-			cJSON *c = obj(v, "persistentVolumeClaim");
-
-			add(c, "claimName", str(k->claim));
-			add(c, "readOnly", cJSON_CreateTrue());
-		}
-		mount(mounts, "model", k->mount, 1);
-	} else {
-		for (i = 0; i < k->ndirs; i++) {
-			const char *name = i ? "draft-model" : "model";
-
-			host_volume(vols, name, k->dirs[i], "Directory");
-			mount(mounts, name, k->dirs[i], 1);
-		}
-	}
-}
-
-/* The pod spec of a server role's pods; leader: the probes (rank 0 only). */
-static cJSON *server_pod(struct k8s *k, const cJSON *role, const struct npl_pod *pod, int leader)
-{
-	const char *name = npl_json_str(role, "role"), *script = npl_json_str(role, "script");
-	cJSON *spec = cJSON_CreateObject(), *c, *env, *a, *vols, *mounts, *res;
-	int ports[MAXPORTS], np, i, count;
-	char kinds[MAXPORTS];
-	const cJSON *sel = npl_target_container(k->plan, "node_selector");
-
-	add(spec, "hostNetwork", cJSON_CreateTrue());
-	add(spec, "dnsPolicy", str("ClusterFirstWithHostNet"));
-	/* the scripts' environment is the plan's: no variable per Service in the namespace */
-	add(spec, "enableServiceLinks", cJSON_CreateFalse());
-	add(spec, "terminationGracePeriodSeconds", cJSON_CreateNumber(60));
-	if (cJSON_GetArraySize(sel))
-		add(spec, "nodeSelector", cJSON_Duplicate(sel, 1));
-	if (k->scheduler)
-		add(spec, "schedulerName", str(k->scheduler));
-	vols = cJSON_CreateArray();
-	if (k->tune) {
-		/* the recipe's tuning, as tune --apply does it, journaled on the node for tune --revert */
-		cJSON *ic = item(arr(spec, "initContainers")), *cmd, *im;
-
-		add(ic, "name", str("tune"));
-		add(ic, "image", str(k->image));
-		add(ic, "imagePullPolicy", str("IfNotPresent"));
-		cmd = arr(ic, "command");
-		cJSON_AddItemToArray(cmd, str("bash"));
-		cJSON_AddItemToArray(cmd, str(fmt(k, MOUNT "/%s", script)));
-		cJSON_AddItemToArray(cmd, str("--tune-only"));
-		add(obj(ic, "securityContext"), "privileged", cJSON_CreateTrue());
-		im = arr(ic, "volumeMounts");
-		mount(im, "npulaunch", MOUNT, 1);
-		mount(im, "tune-journal", "/run/npulaunch", 0);
-		mount(im, "debugfs", "/sys/kernel/debug", 0);
-		host_volume(vols, "tune-journal", "/run/npulaunch", "DirectoryOrCreate");
-		host_volume(vols, "debugfs", "/sys/kernel/debug", "Directory");
-	}
-	c = item(arr(spec, "containers"));
-	add(c, "name", str("sglang"));
-	add(c, "image", str(k->image));
-	add(c, "imagePullPolicy", str("IfNotPresent"));
-	a = arr(c, "command");
-	cJSON_AddItemToArray(a, str("bash"));
-	cJSON_AddItemToArray(a, str(MOUNT "/entrypoint.sh"));
-	a = arr(c, "args");
-	cJSON_AddItemToArray(a, str(name));
-	if (npl_json_str(role, "node_list")) {
-		/* kubelet expands $(VAR) from the container's environment: the controller's variables */
-		static const char *const lws[] = {"$(NPULAUNCH_GROUP)", "$(LWS_WORKER_INDEX)", "$(LWS_GROUP_SIZE)",
-						  "$(LWS_LEADER_ADDRESS)"};
-		static const char *const rbg[] = {"$(RBG_ROLE_INDEX)", "$(RBG_LWP_WORKER_INDEX)",
-						  "$(RBG_LWP_GROUP_SIZE)", "$(RBG_LWP_LEADER_ADDRESS)"};
-
-		for (i = 0; i < 4; i++)
-			cJSON_AddItemToArray(a, str(k->rbg ? rbg[i] : lws[i]));
-	}
-	env = arr(c, "env");
-	env_field(env, "NPULAUNCH_NODE_IP", "status.podIP");
-	env_field(env, "NPULAUNCH_NAMESPACE", "metadata.namespace");
-	if (!k->rbg && npl_json_str(role, "node_list"))
-		env_field(env, "NPULAUNCH_GROUP", "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']");
-	count = !strcmp(k->unit, "die") ? pod->dies : pod->cards;
-	res = obj(c, "resources");
-	add(obj(res, "limits"), k->res, str(fmt(k, "%d", count)));
-	add(obj(res, "requests"), k->res, str(fmt(k, "%d", count)));
-	add(obj(c, "securityContext"), "privileged", cJSON_CreateBool(k->privileged));
-	/* with the host's network the ports are the node's: the scheduler keeps two pods that
-	 * listen on one port off the same node */
-	np = npl_target_ports(role, ports, kinds, MAXPORTS);
-	if (np > MAXPORTS)
-		np = MAXPORTS;
-	a = arr(c, "ports");
-	for (i = 0; i < np; i++) {
-		cJSON *p = item(a);
-
-		add(p, "name", str(fmt(k, "%s-%d", kinds[i] == 'h' ? "http" : "bootstrap", ports[i])));
-		add(p, "containerPort", cJSON_CreateNumber(ports[i]));
-	}
-	if (leader && np) {
-		/* SGLang answers /health once it serves: a start of up to 30 minutes (weights, graphs) */
-		add(c, "startupProbe", probe(ports[0], 180));
-		add(c, "readinessProbe", probe(ports[0], 0));
-	}
-	mounts = arr(c, "volumeMounts");
-	server_volumes(k, vols, mounts);
-	add(spec, "volumes", vols);
-	return spec;
-}
-
-static cJSON *router_pod(struct k8s *k, const cJSON *role, int port)
-{
-	cJSON *spec = cJSON_CreateObject(), *c, *a, *env, *p, *vols, *v;
-
-	add(spec, "enableServiceLinks", cJSON_CreateFalse());
-	c = item(arr(spec, "containers"));
-	add(c, "name", str("router"));
-	add(c, "image", str(k->router_image));
-	add(c, "imagePullPolicy", str("IfNotPresent"));
-	a = arr(c, "command");
-	cJSON_AddItemToArray(a, str("bash"));
-	cJSON_AddItemToArray(a, str(MOUNT "/entrypoint.sh"));
-	cJSON_AddItemToArray(arr(c, "args"), str(npl_json_str(role, "role")));
-	env = arr(c, "env");
-	env_field(env, "NPULAUNCH_NAMESPACE", "metadata.namespace");
-	p = item(arr(c, "ports"));
-	add(p, "name", str("http"));
-	add(p, "containerPort", cJSON_CreateNumber(port));
-	add(c, "readinessProbe", probe(port, 0));
-	mount(arr(c, "volumeMounts"), "npulaunch", MOUNT, 1);
-	vols = arr(spec, "volumes");
-	v = item(vols);
-	add(v, "name", str("npulaunch"));
-	{
-		cJSON *cm = obj(v, "configMap");
-
-		add(cm, "name", str(fmt(k, "%s-scripts", k->prefix)));
-		add(cm, "defaultMode", cJSON_CreateNumber(0555));
-	}
-	return spec;
-}
-
 /* The number a node's flag (--port) has, or 0. */
 static int node_port(const cJSON *node, const char *flag)
 {
@@ -356,19 +90,19 @@ static int flag_port(const cJSON *role, const char *flag)
 /* The names of the workloads and pods, as the controller makes them. */
 static const char *workload(struct k8s *k, const char *role)
 {
-	return fmt(k, "%s-%s", k->prefix, role);
+	return npl_k8s_fmt(k, "%s-%s", k->prefix, role);
 }
 
 static const char *subdomain(struct k8s *k, const char *role)
 {
-	return k->rbg ? fmt(k, "s-%s-%s", k->prefix, role) : workload(k, role);
+	return k->rbg ? npl_k8s_fmt(k, "s-%s-%s", k->prefix, role) : workload(k, role);
 }
 
 static const char *pod_name(struct k8s *k, const char *role, int group, int worker)
 {
 	if (k->rbg)
-		return fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker);
-	return worker ? fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker) : fmt(k, "%s-%s-%d", k->prefix, role, group);
+		return npl_k8s_fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker);
+	return worker ? npl_k8s_fmt(k, "%s-%s-%d-%d", k->prefix, role, group, worker) : npl_k8s_fmt(k, "%s-%s-%d", k->prefix, role, group);
 }
 
 /* Kubernetes names: a pod's hostname is a DNS label (63), a StatefulSet's revision label
@@ -399,7 +133,7 @@ static cJSON *instance_service(struct k8s *k, const cJSON *role, const cJSON *ep
 			port = node_port(node, "--port");
 			break;
 		}
-	s = object(k, "v1", "Service", fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
+	s = object(k, "v1", "Service", npl_k8s_fmt(k, "%s-%s-%d", k->prefix, name, inst), name);
 	check_name(k, npl_json_str(cJSON_GetObjectItemCaseSensitive(s, "metadata"), "name"), 63, "service name");
 	spec = obj(s, "spec");
 	add(spec, "type", str("ClusterIP"));
@@ -407,11 +141,11 @@ static cJSON *instance_service(struct k8s *k, const cJSON *role, const cJSON *ep
 	if (k->rbg) {
 		add(sel, "rbg.workloads.x-k8s.io/group-name", str(k->prefix));
 		add(sel, "rbg.workloads.x-k8s.io/role-name", str(name));
-		add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(fmt(k, "%d", group)));
+		add(sel, "rbg.workloads.x-k8s.io/role-instance-index", str(npl_k8s_fmt(k, "%d", group)));
 		add(sel, "rbg.workloads.x-k8s.io/component-name", str("leader"));
 	} else {
 		add(sel, "leaderworkerset.sigs.k8s.io/name", str(workload(k, name)));
-		add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(fmt(k, "%d", group)));
+		add(sel, "leaderworkerset.sigs.k8s.io/group-index", str(npl_k8s_fmt(k, "%d", group)));
 		add(sel, "leaderworkerset.sigs.k8s.io/worker-index", str("0"));
 	}
 	ports = arr(spec, "ports");
@@ -440,7 +174,7 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 	pods = npl_target_pods(role, &npods, &size);
 	groups = (npods + size - 1) / size;
 	check_name(k, pod_name(k, name, groups - 1, size - 1), 63, "pod name");
-	check_name(k, k->rbg ? fmt(k, "%s-%d", wl, groups - 1) : size > 1 ? fmt(k, "%s-%d", wl, groups - 1) : wl, 52,
+	check_name(k, k->rbg ? npl_k8s_fmt(k, "%s-%d", wl, groups - 1) : size > 1 ? npl_k8s_fmt(k, "%s-%d", wl, groups - 1) : wl, 52,
 		   "workload name");
 	check_name(k, subdomain(k, name), 63, "service name");
 	if (!k->rbg) {
@@ -457,11 +191,11 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		if (size > 1) {
 			tmpl = obj(lwt, "leaderTemplate");
 			labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-			add(tmpl, "spec", server_pod(k, role, &pods[0], 1));
+			add(tmpl, "spec", npl_k8s_server_pod(k, role, &pods[0], 1));
 		}
 		tmpl = obj(lwt, "workerTemplate");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
+		add(tmpl, "spec", npl_k8s_server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
 		cJSON_AddItemToArray(docs, o);
 	} else {
 		cJSON *r = item(rbg_roles), *lwp;
@@ -473,10 +207,10 @@ static void server_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		add(lwp, "restartPolicy", str("RecreateRoleInstanceOnPodRestart"));
 		tmpl = obj(lwp, "template");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
+		add(tmpl, "spec", npl_k8s_server_pod(k, role, size > 1 ? &pods[1] : &pods[0], size == 1));
 		if (size > 1) {
 			/* the probes on the leader alone: a strategic merge by container name */
-			cJSON *leader = server_pod(k, role, &pods[0], 1), *c, *pc;
+			cJSON *leader = npl_k8s_server_pod(k, role, &pods[0], 1), *c, *pc;
 
 			c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(leader, "containers"), 0);
 			pc = item(arr(obj(obj(lwp, "leaderTemplatePatch"), "spec"), "containers"));
@@ -509,21 +243,26 @@ static void router_objects(struct k8s *k, const cJSON *role, cJSON *docs, cJSON 
 		add(sel, "app.kubernetes.io/component", str(name));
 		tmpl = obj(spec, "template");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", router_pod(k, role, port));
+		add(tmpl, "spec", npl_k8s_router_pod(k, role, port));
 		cJSON_AddItemToArray(docs, o);
 	} else {
 		cJSON *ro = item(rbg_roles), *deps, *tmpl;
 
 		add(ro, "name", str(name));
 		add(ro, "replicas", cJSON_CreateNumber(1));
-		/* created once the servers are ready; router.sh waits for each /health as well */
-		deps = arr(ro, "dependencies");
-		cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(k->plan, "roles"))
-			if (!strcmp(npl_json_str(r, "program"), "server"))
-				cJSON_AddItemToArray(deps, str(npl_json_str(r, "role")));
+		/* created once the servers are ready; router.sh waits for each /health as well. Not
+		 * under gang scheduling: the group's PodGroup counts the router's pod, so the servers
+		 * would wait to be scheduled for a pod made only once they are ready, for ever; then
+		 * the router's own wait (router.sh) is the order */
+		if (!k->gang) {
+			deps = arr(ro, "dependencies");
+			cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(k->plan, "roles"))
+				if (!strcmp(npl_json_str(r, "program"), "server"))
+					cJSON_AddItemToArray(deps, str(npl_json_str(r, "role")));
+		}
 		tmpl = obj(obj(ro, "standalonePattern"), "template");
 		labels(k, obj(obj(tmpl, "metadata"), "labels"), name);
-		add(tmpl, "spec", router_pod(k, role, port));
+		add(tmpl, "spec", npl_k8s_router_pod(k, role, port));
 	}
 	s = object(k, "v1", "Service", workload(k, name), name);
 	spec = obj(s, "spec");
@@ -600,7 +339,7 @@ static cJSON *entry_view(struct k8s *k)
 				struct npl_buf b = NPL_BUF_INIT;
 				const char *rn = npl_json_str(of, "role");
 
-				npl_pval_lit(&b, fmt(k, "%s.%s", pod_name(k, rn, pods[i].group, pods[i].worker), subdomain(k, rn)));
+				npl_pval_lit(&b, npl_k8s_fmt(k, "%s.%s", pod_name(k, rn, pods[i].group, pods[i].worker), subdomain(k, rn)));
 				cJSON_AddItemToArray(names, str(npl_buf_str(&b)));
 				npl_buf_release(&b);
 			}
@@ -666,12 +405,23 @@ static int read_plan(struct k8s *k, const struct npl_target_opts *o)
 	k->privileged = cJSON_IsTrue(npl_target_container(plan, "privileged"));
 	k->tune = npl_target_tunes(plan);
 	k->gang = npl_target_site_bool(plan, "gang", 0);
+	k->cpus = npl_target_container_str(plan, "cpus");
+	k->memory = npl_target_container_str(plan, "memory");
+	k->router_cpus = npl_target_container_str(plan, "router_cpus");
+	k->router_memory = npl_target_container_str(plan, "router_memory");
+	k->node_dies = npl_json_int(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "dies_per_card", 1) *
+		       npl_json_int(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "cards_per_node", 1);
+	if (k->node_dies < 1)
+		k->node_dies = 1;
+	/* 30 minutes unless the site says: weights and graphs of the largest models */
+	k->startup = atoi(npl_target_site(plan, "startup-timeout", "1800"));
+	k->priority = npl_target_site(plan, "priority-class", NULL);
 	k->scheduler = npl_target_site(plan, "scheduler", NULL);
 	/* gang scheduling of LeaderWorkerSets is Volcano's, enabled in the LWS controller's
 	 * configuration; the pods then need its scheduler */
 	if (k->gang && !k->rbg && !k->scheduler)
 		k->scheduler = "volcano";
-	if (!k->image || !k->res || !k->unit)
+	if (!k->image || !k->res || !k->unit || !k->cpus || !k->memory || !k->router_cpus || !k->router_memory)
 		return -1;   /* the resolver said which */
 	if (!k->claim)
 		k->ndirs = npl_target_model_dirs(plan, k->dirs);
@@ -681,7 +431,7 @@ static int read_plan(struct k8s *k, const struct npl_target_opts *o)
 /* The ConfigMap of the scripts every pod mounts: the entrypoint and each role's script. */
 static cJSON *scripts_configmap(struct k8s *k, struct npl_templates *t)
 {
-	cJSON *cm = object(k, "v1", "ConfigMap", fmt(k, "%s-scripts", k->prefix), NULL), *data = obj(cm, "data");
+	cJSON *cm = object(k, "v1", "ConfigMap", npl_k8s_fmt(k, "%s-scripts", k->prefix), NULL), *data = obj(cm, "data");
 	cJSON *view = entry_view(k);
 	struct npl_buf script = NPL_BUF_INIT;
 	const cJSON *role;
@@ -735,12 +485,33 @@ static void write_kustomization(struct k8s *k, struct npl_outset *set, const cha
 	if (k->ns)
 		add(kust, "namespace", str(k->ns));
 	res = arr(kust, "resources");
+	if (k->ns)
+		cJSON_AddItemToArray(res, str("namespace.yaml"));
 	cJSON_AddItemToArray(res, str("configmap.yaml"));
 	cJSON_AddItemToArray(res, str(k->rbg ? "rolebasedgroup.yaml" : "workloads.yaml"));
 	cJSON_AddItemToArray(res, str("services.yaml"));
 	cJSON_AddItemToArray(kd, kust);
 	write_docs(k, set, dir, "kustomization.yaml", kd, head);
 	cJSON_Delete(kd);
+}
+
+/* namespace.yaml: the site's namespace, made by kubectl apply -k if it is not there. Its pods
+ * use the host's network and folders (privileged too, by default): Pod Security Admission's level
+ * 'privileged' is what admits them. */
+static void write_namespace(struct k8s *k, struct npl_outset *set, const char *dir)
+{
+	cJSON *docs = cJSON_CreateArray(), *ns = cJSON_CreateObject(), *m, *l;
+
+	add(ns, "apiVersion", str("v1"));
+	add(ns, "kind", str("Namespace"));
+	m = obj(ns, "metadata");
+	add(m, "name", str(k->ns));
+	l = obj(m, "labels");
+	add(l, "app.kubernetes.io/managed-by", str("npulaunch"));
+	add(l, "pod-security.kubernetes.io/enforce", str("privileged"));
+	cJSON_AddItemToArray(docs, ns);
+	write_docs(k, set, dir, "namespace.yaml", docs, NULL);
+	cJSON_Delete(docs);
 }
 
 /* configmap.yaml: the scripts; the workloads in the other file. docs is emptied. */
@@ -754,6 +525,8 @@ static void write_objects(struct k8s *k, struct npl_outset *set, const char *dir
 		else
 			cJSON_AddItemToArray(rest, doc);
 	}
+	if (k->ns)
+		write_namespace(k, set, dir);
 	write_docs(k, set, dir, "configmap.yaml", one, NULL);
 	write_docs(k, set, dir, k->rbg ? "rolebasedgroup.yaml" : "workloads.yaml", rest, NULL);
 	cJSON_Delete(one);

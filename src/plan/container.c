@@ -115,6 +115,13 @@ cJSON *npl_rs_container_json(struct ctx *c)
 	container_str(c, ct, "npu_resource", NPL_SITE_NPU_RESOURCE, &hw->npu_resource, 1);
 	container_str(c, ct, "npu_unit", NPL_SITE_NPU_UNIT, &hw->npu_unit, 1);
 	container_str(c, ct, "shm_size", NPL_SITE_SHM_SIZE, &hw->shm_size, 0);
+	if (strcmp(c->o->target->name, "docker")) {
+		/* the pods' requests and limits (Kubernetes): Guaranteed, with whole CPUs */
+		container_str(c, ct, "cpus", NPL_SITE_SERVER_CPUS, &hw->cpus, 1);
+		container_str(c, ct, "memory", NPL_SITE_SERVER_MEMORY, &hw->memory, 1);
+		container_str(c, ct, "router_cpus", NPL_SITE_ROUTER_CPUS, &hw->router_cpus, 1);
+		container_str(c, ct, "router_memory", NPL_SITE_ROUTER_MEMORY, &hw->router_memory, 1);
+	}
 	if (site_value(c, NPL_SITE_PRIVILEGED)) {
 		struct origin so = npl_rs_from_site(NPL_SITE_PRIVILEGED, NULL);
 

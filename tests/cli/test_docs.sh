@@ -13,6 +13,9 @@ prefill-ip: 10.0.0.11
 decode-ip: 10.0.0.12
 YAML
 expect_rc 0 "$NPL" render kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms --site "$S/site.yaml" -o "$S/deploy"
+# the cluster's site file docs/kubernetes.md shows, as it shows it: its worked example renders with it
+awk '/^# k8s-site.yaml:/ { on = 1 } on && /^```/ { exit } on' "$NPL_SRC/docs/kubernetes.md" >"$S/k8s-site.yaml"
+grep -q '^startup-timeout: ' "$S/k8s-site.yaml" || fail "docs/kubernetes.md shows no k8s-site.yaml with the operator's values"
 cp "$NPL_DATA/bench/pass.jsonl" "$S/results.jsonl"
 cp "$NPL_DATA/bench/pass.jsonl" "$S/bench-results.jsonl"
 cp "$NPL_DATA/bench/pass.jsonl" "$S/deploy/bench-results.jsonl"

@@ -13,8 +13,10 @@ GOLDEN=$NPL_DATA/k8s/golden
 SHAPES=$NPL_DATA/recipes/good/shapes
 SITE=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
 
-need_python yaml jsonschema
+need_python yaml jsonschema kubernetes
 kval() { "$PY" "$TOOLS/kval.py" "$SCHEMAS" "$@"; }
+# the objects read by Kubernetes' own API types (python3-kubernetes), built by kubectl kustomize
+kapi() { "$PY" "$TOOLS/k8s_api.py" "$@"; }
 
 # ---- every manifest of every shipped recipe, strictly -------------------------------------
 for target in k8s rbg; do
@@ -26,6 +28,11 @@ for target in k8s rbg; do
 	[[ $rc == 0 ]] || fail "$target manifests do not validate: $(grep -A3 FAIL "$T/out" | head -40)"
 	# every document is checked: per recipe a kustomization, the ConfigMap, a workload per role, Services
 	(($(sed -n 's/^\([0-9]*\) passed.*/\1/p' "$T/out") >= 4 * n)) || fail "$target: too few documents checked: $(tail -1 "$T/out")"
+	# Kubernetes' own types: every object and pod template, every pod Guaranteed; kustomize builds each
+	run kapi "$T/all-$target"
+	[[ $rc == 0 ]] || fail "$target objects by the API types: $(grep -m 20 FAIL "$T/out")"
+	expect_grep "$T/out" "$n bundles, "
+	grep -q "^skip: kubectl" "$T/out" && echo "skip: kubectl kustomize (no kubectl here): the objects are read by the API types only"
 done
 # --check compares with what render writes, for a target too
 expect_rc 0 "$NPL" render --all --target k8s "${SITE[@]}" -o "$T/all-k8s" --check
@@ -186,7 +193,9 @@ for t in (dec["leaderWorkerTemplate"]["leaderTemplate"], dec["leaderWorkerTempla
     assert s["nodeSelector"] == {"pool": "a3"}, s["nodeSelector"]
     c = s["containers"][0]
     assert c["image"] == "swr.example.com/mirror/lmsysorg/sglang:main-cann8.5.0-a3", c["image"]
-    assert c["resources"]["limits"] == {"huawei.com/ascend-1980": "8"}, c["resources"]
+    # 8 cards of a node of 8: the whole node's CPUs and memory (the A3 profile's), Guaranteed
+    assert c["resources"]["limits"] == {"huawei.com/ascend-1980": "8", "cpu": "160", "memory": "1024Gi"}, c["resources"]
+    assert c["resources"]["requests"] == c["resources"]["limits"]
     assert c["securityContext"]["privileged"] is False
     ic = s["initContainers"][0]
     assert ic["command"][1:] == ["/opt/npulaunch/decode.sh", "--tune-only"] and ic["securityContext"]["privileged"]
@@ -220,10 +229,20 @@ expect_grep "$T/g/rolebasedgroup.yaml" "rbg.workloads.x-k8s.io/group-gang-schedu
 import sys, yaml
 g = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x["kind"] == "RoleBasedGroup"][0]
 r = {x["name"]: x for x in g["spec"]["roles"]}
-assert r["router"]["dependencies"] == ["prefill", "decode"], r["router"]
+# under gang scheduling the PodGroup counts the router pod: a router created only once the
+# servers are ready would hold their scheduling for ever; the wait of router.sh orders them
+assert "dependencies" not in r["router"], r["router"]
 assert r["decode"]["leaderWorkerPattern"]["size"] == 2 and r["prefill"]["replicas"] == 2
 assert "readinessProbe" in r["decode"]["leaderWorkerPattern"]["leaderTemplatePatch"]["spec"]["containers"][0]
 ' "$T/g/rolebasedgroup.yaml" || fail "the RoleBasedGroup's roles"
+expect_rc 0 "$NPL" render $ID --target rbg "${SITE[@]}" -o "$T/ng"
+"$PY" -c '
+import sys, yaml
+g = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x["kind"] == "RoleBasedGroup"][0]
+r = {x["name"]: x for x in g["spec"]["roles"]}
+assert r["router"]["dependencies"] == ["prefill", "decode"], r["router"]
+assert "annotations" not in g["metadata"] or "rbg.workloads.x-k8s.io/group-gang-scheduling" not in g["metadata"]["annotations"]
+' "$T/ng/rolebasedgroup.yaml" || fail "the RoleBasedGroup without gang: the router after the servers"
 # the plan records the target and the container, each value with its origin
 "$PY" -c '
 import json, sys
@@ -239,6 +258,220 @@ assert h["values"] == ["0.0.0.0"] and h["origin"] == {"layer": "rule", "rule": "
 expect_rc 0 "$NPL" render $ID --target k8s "${SITE[@]}"
 expect_grep "$T/out" "==> kustomization.yaml <=="
 expect_grep "$T/out" "# Note: the hosts are not tuned (render with --tune for a privileged init container"
+
+# ---- the pods an operator runs: Guaranteed, placed, tolerated, with the site's start-up window --
+# (issue 27) every pod template, servers' and router's, of both targets: requests equal to limits
+# with whole CPUs (the hardware profile's per node, a pod on part of a node its share), the
+# router's node selector, the tolerations, pull secrets and priority class; the start-up window in
+# the startupProbe and the router's wait; the namespace made by the kustomization
+for t in k8s rbg; do
+	expect_rc 0 "$NPL" render $ID --target $t "${SITE[@]}" -o "$T/pd-$t"
+	expect_rc 0 "$NPL" render $ID --target $t "${SITE[@]}" --namespace llm --server-cpus 96 --server-memory 768Gi \
+		--router-cpus 2 --router-memory 3Gi --router-node-selector node-role.example.com/cpu= \
+		--router-node-selector zone=b --toleration huawei.com/Ascend910=true:NoSchedule --toleration example.com/spot \
+		--image-pull-secret swr-pull --image-pull-secret mirror-pull --priority-class llm-serving \
+		--startup-timeout 5400 --tune -o "$T/op-$t"
+	expect_rc 0 "$NPL" render qwen3-8b-w8a8-1p-in3k5-out1k5-37ms --target $t "${SITE[@]}" -o "$T/die-$t"
+	run kapi "$T/pd-$t" "$T/op-$t" "$T/die-$t"
+	[[ $rc == 0 ]] || fail "$t: the operator's values by the API types: $(grep -m 20 FAIL "$T/out")"
+	run kval "$T/op-$t"
+	[[ $rc == 0 ]] || fail "$t: the operator's values by the schemas: $(grep -m 20 FAIL "$T/out")"
+	"$PY" - "$T" "$t" >"$T/op.txt" 2>&1 <<'EOF' || fail "$t: the operator's values: $(cat "$T/op.txt")"
+import sys, yaml
+T, t = sys.argv[1], sys.argv[2]
+def pods(d):
+    """(role, container-bearing pod spec, is a patch) of every pod template of the bundle"""
+    out = []
+    for f in ("workloads.yaml", "rolebasedgroup.yaml"):
+        try:
+            docs = list(yaml.safe_load_all(open(f"{d}/{f}")))
+        except FileNotFoundError:
+            continue
+        for x in docs:
+            if x["kind"] == "LeaderWorkerSet":
+                lwt = x["spec"]["leaderWorkerTemplate"]
+                for k in ("leaderTemplate", "workerTemplate"):
+                    if k in lwt:
+                        out.append((x["metadata"]["labels"]["app.kubernetes.io/component"], lwt[k]["spec"]))
+            elif x["kind"] == "Deployment":
+                out.append(("router", x["spec"]["template"]["spec"]))
+            elif x["kind"] == "RoleBasedGroup":
+                for r in x["spec"]["roles"]:
+                    p = r.get("leaderWorkerPattern") or r.get("standalonePattern")
+                    out.append((r["name"], p["template"]["spec"]))
+    assert out, d
+    return out
+def res(c):
+    r = c["resources"]
+    assert r["limits"] == r["requests"], (c["name"], r)
+    return r["limits"]
+# defaults: the A3 profile's 160 CPUs and 1024Gi per node, the router's 4 and 8Gi; the startup
+# window of 30 minutes
+assert len(pods(f"{T}/pd-{t}")) >= 3 and "router" in [r for r, _ in pods(f"{T}/pd-{t}")]
+for role, s in pods(f"{T}/pd-{t}"):
+    for c in s["containers"] + s.get("initContainers", []):
+        l = res(c)
+        if role == "router":
+            assert l == {"cpu": "4", "memory": "8Gi"}, l
+            assert "nodeSelector" not in s, s.get("nodeSelector")
+            assert {"name": "NPULAUNCH_WAIT_TIMEOUT", "value": "1800"} in c["env"], c["env"]
+        else:
+            assert l == {"huawei.com/Ascend910": "16", "cpu": "160", "memory": "1024Gi"}, l
+            if "startupProbe" in c:
+                assert c["startupProbe"]["failureThreshold"] * c["startupProbe"]["periodSeconds"] == 1800
+    for k in ("tolerations", "imagePullSecrets", "priorityClassName"):
+        assert k not in s, (role, k)
+    assert s["containers"][0]["livenessProbe"]["exec"]["command"] == ["bash", "/opt/npulaunch/entrypoint.sh", "--check", role]
+# one die of 16: its share, 10 CPUs and 64Gi
+for role, s in pods(f"{T}/die-{t}"):
+    if role != "router":
+        assert res(s["containers"][0]) == {"huawei.com/Ascend910": "1", "cpu": "10", "memory": "64Gi"}
+# the site's values, on every pod
+n = 0
+for role, s in pods(f"{T}/op-{t}"):
+    n += 1
+    assert s["tolerations"] == [
+        {"key": "huawei.com/Ascend910", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "example.com/spot", "operator": "Exists"}], s["tolerations"]
+    assert s["imagePullSecrets"] == [{"name": "swr-pull"}, {"name": "mirror-pull"}], s["imagePullSecrets"]
+    assert s["priorityClassName"] == "llm-serving"
+    for c in s["containers"] + s.get("initContainers", []):
+        l = res(c)
+        if role == "router":
+            assert l == {"cpu": "2", "memory": "3Gi"}, l
+            assert {"name": "NPULAUNCH_WAIT_TIMEOUT", "value": "5400"} in c["env"], c["env"]
+        else:
+            assert l == {"huawei.com/Ascend910": "16", "cpu": "96", "memory": "768Gi"}, l
+            if "startupProbe" in c:
+                assert c["startupProbe"]["failureThreshold"] * c["startupProbe"]["periodSeconds"] == 5400
+    if role == "router":
+        assert s["nodeSelector"] == {"node-role.example.com/cpu": "", "zone": "b"}, s["nodeSelector"]
+    else:
+        assert s["nodeSelector"] == {"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16"}
+        assert [c["name"] for c in s["initContainers"]] == ["tune"]
+assert n >= 3
+k = yaml.safe_load(open(f"{T}/op-{t}/kustomization.yaml"))
+assert k["resources"][0] == "namespace.yaml", k["resources"]
+ns = yaml.safe_load(open(f"{T}/op-{t}/namespace.yaml"))
+assert ns["kind"] == "Namespace" and ns["metadata"]["name"] == "llm", ns
+assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+# no namespace given: none made (kubectl's own)
+assert "namespace.yaml" not in yaml.safe_load(open(f"{T}/pd-{t}/kustomization.yaml"))["resources"]
+print("ok")
+EOF
+done
+[[ ! -e $T/pd-k8s/namespace.yaml ]] || fail "a namespace.yaml without --namespace"
+# the plan records where each value came from
+"$PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1] + "/manifest.json"))["container"]
+assert c["cpus"]["value"] == "96" and c["cpus"]["origin"] == {"layer": "site", "key": "server-cpus"}, c["cpus"]
+assert c["memory"]["origin"]["layer"] == "site" and c["router_cpus"]["value"] == "2"
+c = json.load(open(sys.argv[2] + "/manifest.json"))["container"]
+assert c["cpus"]["value"] == "160" and c["cpus"]["origin"]["layer"] == "hardware", c["cpus"]
+assert c["router_memory"]["value"] == "8Gi" and c["router_memory"]["origin"]["layer"] == "hardware"
+' "$T/op-k8s" "$T/pd-k8s" || fail "the plan's container block: the resources and their origins"
+# hostile or malformed values: refused with the flag or the file line, nothing written
+bad=(
+	"--server-cpus|1.5|error: --server-cpus '1.5' is not a number of CPUs"
+	"--server-cpus|100001|error: --server-cpus '100001' is not a number of CPUs"
+	"--router-cpus|-1|error: --router-cpus '-1' is not a number of CPUs"
+	"--server-memory|1e9|error: --server-memory '1e9' is not a size in Ki, Mi, Gi or Ti"
+	"--router-memory|8Gi\"; x|error: --router-memory '8Gi\"; x' is not a size"
+	"--router-node-selector|zone|error: --router-node-selector 'zone' is not a node label KEY=VALUE"
+	"--toleration|a=b:Sometimes|error: --toleration 'a=b:Sometimes' is not a toleration KEY[=VALUE][:EFFECT]"
+	"--toleration|ключ|error: --toleration 'ключ' is not a toleration"
+	"--image-pull-secret|-pull|error: --image-pull-secret '-pull' is not a secret name"
+	"--priority-class|High|error: --priority-class 'High' is not a priority class name"
+	"--startup-timeout|99999999999999999999|error: --startup-timeout '99999999999999999999' is not a start-up window in seconds"
+	"--startup-timeout|5|error: --startup-timeout '5' is not a start-up window in seconds"
+)
+for b in "${bad[@]}"; do
+	IFS='|' read -r flag val want <<<"$b"
+	expect_rc 2 "$NPL" render $ID --target k8s "${SITE[@]}" "$flag" "$val" -o "$T/x"
+	expect_grep "$T/err" "$want"
+done
+printf 'model-path: /models/m\nifname: eth0\ntoleration:\n  - a:NoSchedule\n  - "b\\nc"\n' >"$T/tol.yaml"
+expect_rc 2 "$NPL" render $ID --target k8s --site "$T/tol.yaml" -o "$T/x"
+expect_grep "$T/err" "tol.yaml:5:5: error: 'toleration' 'b"
+[[ ! -e $T/x ]] || fail "a refused render wrote $T/x"
+# the docker target has no use for them: said, refused with --strict
+expect_rc 0 "$NPL" render $ID --target docker --model-path /models/m --ifname eth0 --prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 \
+	--decode-ip 10.0.0.3 --decode-ip 10.0.0.4 --toleration a --startup-timeout 60
+expect_grep "$T/err" "note: --toleration: render --target docker has no use for it (a Kubernetes value"
+expect_grep "$T/err" "note: --startup-timeout: render --target docker has no use for it"
+expect_rc 2 "$NPL" render $ID --target docker --model-path /models/m --ifname eth0 --prefill-ip 10.0.0.1 --prefill-ip 10.0.0.2 \
+	--decode-ip 10.0.0.3 --decode-ip 10.0.0.4 --server-cpus 8 --strict -o "$T/x"
+expect_grep "$T/err" "error: --server-cpus: render --target docker has no use for it"
+# a hardware profile whose CPUs or memory are no such thing: refused where it says so
+mkdir -p "$T/hw-mem"
+sed 's/^  memory: 1024Gi$/  memory: lots/; s/^  router_cpus: 4$/  router_cpus: 0.5/' \
+	"$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw-mem/a3.yaml"
+expect_rc 5 "$NPL" --recipes "$T/hw-mem" render $ID --target k8s "${SITE[@]}" -o "$T/x"
+expect_grep "$T/err" "a3.yaml:$(grep -n '^  memory: lots' "$T/hw-mem/a3.yaml" | cut -d: -f1):11: error: 'memory' is a size in Ki, Mi, Gi or Ti (like 1024Gi), not 'lots'"
+expect_grep "$T/err" "error: 'router_cpus' is a whole number of CPUs from 1 to 100000, not '0.5'"
+
+# ---- a rescheduled pod: the others resolve its name again (entrypoint.sh --check) -----------------
+# The router and decode take the prefill's address at start (HCCL, memfabric and the router want
+# addresses); a prefill rescheduled to another node has another. Each container's livenessProbe
+# runs entrypoint.sh --check, which resolves the names again and fails when one moved, so the
+# kubelet restarts the container and it starts with the new address.
+"$PY" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["data"]["entrypoint.sh"], end="")' \
+	"$T/pd-k8s/configmap.yaml" >"$T/ep.sh"
+mkdir -p "$T/dns/bin" "$T/dns/tmp"
+cat >"$T/dns/bin/getent" <<'EOF'
+#!/usr/bin/env bash
+# a stand-in cluster DNS: NAME ADDRESS lines of $NPL_DNS
+[[ $1 == hosts ]] || exit 2
+while read -r n a; do [[ $n == "$2" ]] && { echo "$a      $n"; exit 0; }; done <"$NPL_DNS"
+exit 2
+EOF
+chmod +x "$T/dns/bin/getent"
+{
+	echo "deepseek-r1-prefill-0.deepseek-r1-prefill.llm 10.1.0.1"
+	echo "deepseek-r1-prefill-1.deepseek-r1-prefill.llm 10.1.0.2"
+	echo "deepseek-r1-decode-0.deepseek-r1-decode.llm 10.1.0.3"
+	echo "deepseek-r1-decode-0-1.deepseek-r1-decode.llm 10.1.0.4"
+} >"$T/dns/hosts"
+ep() { env PATH="$T/dns/bin:$PATH" NPL_DNS="$T/dns/hosts" TMPDIR="$T/dns/tmp" NPULAUNCH_NAMESPACE=llm \
+	NPULAUNCH_RESOLVE_TIMEOUT=0 bash "$T/ep.sh" "$@"; }
+# the router starts: the addresses recorded (router.sh is not here: the exec fails after that)
+run ep router
+expect_eq "$(cat "$T/dns/tmp/npulaunch-addresses")" "PREFILL_IPS=10.1.0.1 10.1.0.2
+DECODE_IPS=10.1.0.3 10.1.0.4
+resolved" "the addresses the router's start recorded"
+run ep --check router
+expect_eq "$rc" 0 "--check with every name where it was"
+# a prefill being replaced has no record for a while: no change yet
+sed -i '/prefill-1/d' "$T/dns/hosts"
+run ep --check router
+expect_eq "$rc" 0 "--check while a name has no record"
+# ... and comes back on another node: the check fails, saying which
+echo "deepseek-r1-prefill-1.deepseek-r1-prefill.llm 10.1.0.9" >>"$T/dns/hosts"
+run ep --check router
+expect_eq "$rc" 1 "--check after a prefill moved"
+expect_grep "$T/err" "entrypoint.sh: deepseek-r1-prefill-1.deepseek-r1-prefill.llm is now 10.1.0.9, not 10.1.0.2 (node 1 of PREFILL_IPS): restart to launch with it"
+# a decode pod checks the prefill's too (ASCEND_MF_STORE_URL), with its own group's arguments absent
+run ep --check decode
+expect_eq "$rc" 1 "a decode pod's --check after a prefill moved"
+# the restarted container records the new addresses: the check passes again
+run ep router
+run ep --check router
+expect_eq "$rc" 0 "--check after the restart resolved anew"
+# a container still resolving at its start (the record not complete), or with no record, has
+# nothing to compare: the probe must not restart it while it waits for its peers' records
+# (the router has its prefill addresses and waits for the decode's records)
+sed -i '/^resolved$/d; /^DECODE_IPS=/d' "$T/dns/tmp/npulaunch-addresses"
+run ep --check router
+expect_eq "$rc" 0 "--check while the container is still resolving"
+rm -f "$T/dns/tmp/npulaunch-addresses"
+run ep --check router
+expect_eq "$rc" 0 "--check without a record"
+# a complete record that lacks a list is no record of this entrypoint's
+printf 'DECODE_IPS=10.1.0.3 10.1.0.4\nresolved\n' >"$T/dns/tmp/npulaunch-addresses"
+run ep --check router
+expect_eq "$rc" 2 "--check with a record without PREFILL_IPS"
+expect_grep "$T/err" "no address of PREFILL_IPS recorded"
 
 # ---- the hardware profile's container block: checked as strictly as the rest ------------------
 mkdir -p "$T/hw-bad" "$T/hw-none"
@@ -263,8 +496,11 @@ sed '/^container:/,$d' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw-none/a
 expect_rc 2 "$NPL" --recipes "$T/hw-none" render $ID --target rbg "${SITE[@]}"
 expect_grep "$T/err" "error: render --target rbg needs --image: hardware profile 'ascend-a3' has no container.image"
 expect_grep "$T/err" "error: render --target rbg needs --npu-resource: hardware profile 'ascend-a3' has no container.npu_resource"
+expect_grep "$T/err" "error: render --target rbg needs --server-cpus: hardware profile 'ascend-a3' has no container.cpus"
+expect_grep "$T/err" "error: render --target rbg needs --router-memory: hardware profile 'ascend-a3' has no container.router_memory"
 expect_rc 0 "$NPL" --recipes "$T/hw-none" render $ID --target rbg "${SITE[@]}" --image sglang:npu \
-	--npu-resource huawei.com/Ascend910 --npu-unit card -o "$T/hw-none-out"
+	--npu-resource huawei.com/Ascend910 --npu-unit card --server-cpus 64 --server-memory 512Gi --router-cpus 1 \
+	--router-memory 1Gi -o "$T/hw-none-out"
 run kval "$T/hw-none-out"
 [[ $rc == 0 ]] || fail "a render from site values alone: $(cat "$T/out")"
 
@@ -379,7 +615,9 @@ run "$PY" "$TOOLS/k8s_sim.py" k8s "$T/sim/noretry" "$T/sim/noretry.roots" --dns-
 expect_grep "$T/out" "no address for deepseek-v3-2-prefill-0.deepseek-v3-2-prefill.default"
 cp -r "$T/sim/2p1d" "$T/sim/nowait"
 # (the router's Deployment: its container's env is the one at this depth)
-sed -i 's/^        - name: NPULAUNCH_NAMESPACE$/        - name: NPULAUNCH_WAIT_TIMEOUT\n          value: "0"\n&/' "$T/sim/nowait/workloads.yaml"
+sed -i '/^        - name: NPULAUNCH_WAIT_TIMEOUT$/{n;s/value: "1800"/value: "0"/}' "$T/sim/nowait/workloads.yaml"
+grep -A1 -- '- name: NPULAUNCH_WAIT_TIMEOUT' "$T/sim/nowait/workloads.yaml" | grep -q 'value: "0"' ||
+	fail "the router's NPULAUNCH_WAIT_TIMEOUT was not set to 0 in the copy"
 mkdir -p "$T/sim/nowait.roots"
 run "$PY" "$TOOLS/k8s_sim.py" k8s "$T/sim/nowait" "$T/sim/nowait.roots" --dns-late 1.2
 [[ $rc == 1 ]] || fail "a router that does not wait for the servers passed: $(tail -5 "$T/out")"

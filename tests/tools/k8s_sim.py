@@ -186,7 +186,10 @@ def plan_launches(plan, role, index, lists):
     return out
 
 
-POD_ONLY = re.compile(r"^(LWS_|RBG_|NPULAUNCH_NAMESPACE$|NPULAUNCH_GROUP$|HOSTNAME$|PWD$|OLDPWD$|SHLVL$|_$|HOME$|NPL_STUB_LOG$)")
+# the pod's own: the controllers', the entrypoint's, the router's wait (the site's start-up window),
+# the container's /tmp
+POD_ONLY = re.compile(r"^(LWS_|RBG_|NPULAUNCH_NAMESPACE$|NPULAUNCH_GROUP$|NPULAUNCH_WAIT_TIMEOUT$|TMPDIR$|HOSTNAME$|PWD$|OLDPWD$|"
+                      r"SHLVL$|_$|HOME$|NPL_STUB_LOG$)")
 
 
 def compare(what, got, ref, plan):
@@ -329,7 +332,9 @@ def simulate_k8s(kind, bundle, roots, tune, dns_late, make_root):
             argv = [expand(a, env) for a in c.get("command", []) + c.get("args", [])]
             base = {"PATH": f"{p['root']}.bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME": p["name"],
                     "HOME": "/root", "NPULAUNCH_ROOT": p["root"], "NPL_STUB_LOG": p["log"], "NPULAUNCH_PREFLIGHT": "0",
-                    "NPL_STUB_HOLD_MS": HOLD}
+                    "NPL_STUB_HOLD_MS": HOLD, "TMPDIR": os.path.join(roots, f"tmp-{p['name']}")}
+            # a container's /tmp is its own: where entrypoint.sh records the addresses it resolved
+            os.makedirs(os.path.join(roots, f"tmp-{p['name']}"), exist_ok=True)
             p["env"], p["argv"] = env, argv
             steps = [f"mount --bind {shlex.quote(hosts)} /etc/hosts",
                      "mount -t tmpfs tmpfs /opt", f"mkdir -p {MOUNT}", f"cp {shlex.quote(cmdir)}/* {MOUNT}/"]

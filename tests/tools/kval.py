@@ -72,7 +72,7 @@ def load_schemas(root):
     with open(os.path.join(root, "core", "core.json")) as fp:
         core = json.load(fp)
     core["definitions"]["PodTemplateSpec"] = pod_template
-    for api, kind in (("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ConfigMap"),
+    for api, kind in (("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ConfigMap"), ("v1", "Namespace"),
                       ("kustomize.config.k8s.io/v1beta1", "Kustomization")):
         schema = {"definitions": core["definitions"], "$ref": f"#/definitions/{kind}"}
         validators[(api, kind)] = jsonschema.Draft7Validator(schema)
