@@ -209,7 +209,7 @@ static void help(void)
 	     "                    --slurm-router-node NODE (default: the first node)\n"
 	     "                    --slurm-npulaunch PATH (npulaunch on the nodes: the steps\n"
 	     "                    run npulaunch apply instead of the role scripts)\n"
-	     "                    --tune=false (the steps launch with --no-tune: nothing tuned)\n"
+	     "                    --tune=false (the steps tune nothing: for users who are not root)\n"
 	     "  overrides         --set [ROLE:]FLAG[=VALUE]  --unset [ROLE:]FLAG  --env [ROLE:]K=V\n"
 	     "                    --unset-env [ROLE:]K  --force\n"
 	     "  --allow-unknown-flag  let through a flag SGLang's registry does not know (a warning)\n"

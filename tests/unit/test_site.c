@@ -90,6 +90,7 @@ static void test_key_tables(void **state)
 		{NPL_SITE_NODE_IP, "node-ip", "NODE_IPS", "NODE_HOSTS", 1},
 		{NPL_SITE_PREFILL_IP, "prefill-ip", "PREFILL_IPS", "PREFILL_HOSTS", 1},
 		{NPL_SITE_DECODE_IP, "decode-ip", "DECODE_IPS", "DECODE_HOSTS", 1},
+		{NPL_SITE_ENTRY_IP, "entry-ip", "ENTRY_IP", "ENTRY_HOST", 1},
 		/* cluster values: no script variable */
 		{NPL_SITE_IMAGE, "image", NULL, NULL, 0},
 		{NPL_SITE_ROUTER_IMAGE, "router-image", NULL, NULL, 0},
@@ -519,7 +520,7 @@ static void test_load_unknown_keys_all_reported(void **state)
 	assert_int_equal(load(f, "ifname: eth0\n  \ncolour: red\nnode_ip: 10.0.0.1\n"), -1);
 	assert_int_equal(f->d.n, 2);
 	assert_diag(&f->d, 0,
-		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip, image, router-image, registry, namespace, name-prefix, npu-resource, npu-unit, model-volume, model-mount, node-selector, scheduler, gang, server-cpus, server-memory, router-cpus, router-memory, router-node-selector, toleration, image-pull-secret, priority-class, startup-timeout, tune, privileged, shm-size, container-runtime, slurm-partition, slurm-account, slurm-time, slurm-gres, slurm-log-dir, slurm-router-node, slurm-npulaunch)");
+		    "site.yaml:3:1: error: unknown site key 'colour' (model-path, draft-model-path, ifname, node-ip, prefill-ip, decode-ip, entry-ip, image, router-image, registry, namespace, name-prefix, npu-resource, npu-unit, model-volume, model-mount, node-selector, scheduler, gang, server-cpus, server-memory, router-cpus, router-memory, router-node-selector, toleration, image-pull-secret, priority-class, startup-timeout, tune, privileged, shm-size, container-runtime, slurm-partition, slurm-account, slurm-time, slurm-gres, slurm-log-dir, slurm-router-node, slurm-npulaunch)");
 	assert_diag(&f->d, 1, "site.yaml:4:1: error: unknown site key 'node_ip' (did you mean 'node-ip'?)");
 	assert_int_equal(f->s.key[NPL_SITE_IFNAME].n, 1);
 	assert_int_equal(f->s.key[NPL_SITE_NODE_IP].n, 0);
