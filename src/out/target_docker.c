@@ -49,6 +49,7 @@ static void lit(cJSON *o, const char *k, const char *s)
 static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix, const char *note)
 {
 	cJSON *v = cJSON_CreateObject(), *args = cJSON_CreateArray(), *env = cJSON_CreateArray();
+	cJSON *make = cJSON_CreateArray();
 	const char *prog = npl_json_str(role, "program"), *r = npl_json_str(role, "role");
 	const char *dirs[2];
 	const cJSON *it, *need;
@@ -91,6 +92,10 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 			struct npl_buf b = NPL_BUF_INIT;
 			const char *p = npl_json_str(it, "path");
 
+			/* a folder the container writes is made first: docker makes a missing one,
+			   podman refuses it */
+			if (!strcmp(npl_json_str(it, "kind"), "DirectoryOrCreate"))
+				lit_add(make, p);
 			npl_buf_printf(&b, "%s:%s%s", p, p, strcmp(npl_json_str(it, "kind"), "DirectoryOrCreate") ? ":ro" : "");
 			opt(args, "-v", npl_buf_str(&b));
 			npl_buf_release(&b);
@@ -105,6 +110,8 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 		}
 	}
 	cJSON_AddItemToObject(v, "args", args);
+	cJSON_AddBoolToObject(v, "made", cJSON_GetArraySize(make) > 0);
+	cJSON_AddItemToObject(v, "make", make);
 	/* what the script reads from its environment reaches it: -e NAME passes the host's
 	 * value when it is set, nothing otherwise */
 	cJSON_ArrayForEach(need, cJSON_GetObjectItemCaseSensitive(role, "needs"))

@@ -30,6 +30,10 @@ if [[ $npl_rt == auto ]]; then
 fi
 command -v "$npl_rt" >/dev/null 2>&1 || npl_die "$npl_rt is not on PATH"
 
+# the host folders the container writes, made first (docker would make them; podman refuses a
+# missing one), under NPULAUNCH_ROOT when it is set, as the script's other host changes are
+mkdir -p -- "${NPULAUNCH_ROOT:-}"/var/queue_schedule
+
 printf '%s: note: %s\n' "$npl_me" 'the hosts are not tuned (render with --tune for docker-ROLE.sh to run ROLE.sh --tune-only on the host first): each node needs the cpufreq governor performance, vm.swappiness=0, kernel.numa_balancing=0, kernel.sched_migration_cost_ns=50000: run '\''npulaunch tune --apply ID'\'' (or a role script'\''s --tune-only) on each node first' >&2
 
 # ---- the container ---------------------------------------------------------------
