@@ -1,12 +1,13 @@
 #!/bin/sh
 # Install the Debian 12 packages npulaunch needs to build and test, if any is
 # missing (Slurm and munge too: tests/cli/test_slurm.sh runs a real cluster, as
-# root). Root runs apt-get directly; others through sudo when there is one.
+# root; podman, runc and busybox-static: tests/cli/test_podman.sh runs real
+# containers). Root runs apt-get directly; others through sudo when there is one.
 set -eu
 pkgs="build-essential cmake pkg-config libyaml-dev libcjson-dev libcurl4-openssl-dev nettle-dev
 libcmocka-dev shellcheck jq curl clang libclang-rt-14-dev
 acl man-db dpkg-dev file python3-yaml python3-jsonschema python3-kubernetes iproute2
-slurmctld slurmd slurm-client munge"
+slurmctld slurmd slurm-client munge podman runc busybox-static"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
