@@ -103,6 +103,7 @@ int npl_pf_ifaces_read(struct npl_pf_ifaces *ifs, struct npl_arena *a);
 struct npl_pf_die {
 	int npu, chip;        /* NPU id and chip id as listed */
 	int phy;              /* the physical id hccn_tool takes: Phy-ID or Device, else the NPU id */
+	const char *bus;      /* its PCI address as listed (Bus-Id: "0000:9D:00.0") */
 	const char *name;     /* "Ascend910" */
 	const char *health;   /* "OK", "Warning", "Alarm", ... */
 };

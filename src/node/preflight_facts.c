@@ -210,6 +210,7 @@ static int die_row(struct smi_parser *ps, const char *const *c, int nc)
 		return -1;
 	}
 	ps->die.chip = num_word(w[0]);
+	ps->die.bus = c[1];
 	ps->die.phy = ps->second_col && num_word(w[1]) >= 0 ? num_word(w[1]) : ps->die.npu;
 	add_die(ps->out, &ps->capd, &ps->die);
 	ps->pending = 0;
