@@ -373,6 +373,11 @@ static void test_affinity_read(void **state)
 	M = npl_db_model(&f->db, "m-aff");
 	assert_non_null(M);
 	assert_int_equal(M->affinity.removed, 1);
+	/* the shipped profiles */
+	assert_string_equal(npl_db_hardware(&f->db, "ascend-a2")->affinity.policy.s, "numa-local");
+	assert_string_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.policy.s, "even-slice");
+	assert_int_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.min_cpus.v, 5);
+	assert_int_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.irqs.v, 1);
 }
 
 static void test_load_dir_errors(void **state)
