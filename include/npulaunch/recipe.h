@@ -116,6 +116,16 @@ enum {
 	NPL_SPEC_DRAFT_QUANTIZATION = 1u << 5,
 };
 
+/* tuning.affinity: how a node's CPUs are shared among its dies (issue 26). Each key is optional
+ * and a later layer replaces it key by key; affinity: null, tuning: null or tuning.replace drop
+ * what earlier layers set. */
+struct npl_affinity_spec {
+	int removed;              /* affinity: null */
+	struct npl_str policy;    /* numa-local, even-slice or none */
+	struct npl_int min_cpus;  /* min_cpus_per_die: at least 1 */
+	struct npl_int irqs;      /* bind each die's interrupts to its CPUs */
+};
+
 /* Settings that apply to one scope. */
 struct npl_scope_set {
 	struct npl_env_set *env;
@@ -211,6 +221,7 @@ struct npl_layer {
 	struct npl_env_set *sysctl;    /* tuning.sysctl (value NULL removes) */
 	int nsysctl;
 	int tuning_replace;            /* tuning: null, or tuning.replace: drop the inherited tuning */
+	struct npl_affinity_spec affinity; /* tuning.affinity */
 	struct npl_ports ports;
 	struct npl_launch launch;
 	struct npl_str entry_host;

@@ -678,9 +678,60 @@ static int f_tuning_replace(struct ctx *c, const struct npl_ynode *k, const stru
 	return 0;
 }
 
+/* tuning.affinity (issue 26): how the node's CPUs are shared among its dies. Each key is
+ * optional; a later layer replaces the keys it writes. */
+static int f_affinity_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
+{
+	static const char *const policies[] = {"numa-local", "even-slice", "none"};
+	struct npl_affinity_spec *af = arg;
+	const char *best;
+	size_t i;
+
+	if (!strcmp(k->str, "min_cpus_per_die"))
+		return npl_recipe_read_int(c, v, k->str, 1, 4096, &af->min_cpus);
+	if (!strcmp(k->str, "irqs"))
+		return npl_recipe_read_bool(c, v, k->str, &af->irqs);
+	/* policy */
+	if (npl_recipe_read_str(c, v, k->str, &af->policy))
+		return -1;
+	for (i = 0; i < NPL_ARRAY_SIZE(policies); i++)
+		if (!strcmp(v->str, policies[i])) {
+			af->policy.s = policies[i];
+			return 0;
+		}
+	af->policy.s = NULL;
+	best = npl_did_you_mean(v->str, policies, (int)NPL_ARRAY_SIZE(policies));
+	return npl_recipe_fail(c, v, "unknown affinity policy '%s'%s%s%s (numa-local, even-slice or none)", v->str,
+			       best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
+}
+
+static const struct field affinity_fields[] = {
+	{"policy", K_ALL, f_affinity_key},
+	{"min_cpus_per_die", K_ALL, f_affinity_key},
+	{"irqs", K_ALL, f_affinity_key},
+};
+
+static int f_tuning_affinity(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v,
+			     void *arg)
+{
+	struct npl_affinity_spec *af = &c->L->affinity;
+
+	(void)arg;
+	if (npl_ynull(v)) {
+		/* affinity: null: drop what earlier layers set */
+		af->removed = 1;
+		return 0;
+	}
+	if (npl_recipe_want_map(c, v, k->str))
+		return -1;
+	return npl_recipe_walk(c, v, affinity_fields, NPL_ARRAY_SIZE(affinity_fields),
+			       "'tuning.affinity'", af);
+}
+
 static const struct field tuning_fields[] = {
 	{"cpu_governor", K_ALL, f_tuning_key},
 	{"sysctl", K_ALL, f_tuning_key},
+	{"affinity", K_ALL, f_tuning_affinity},
 	{"replace", K_ALL, f_tuning_replace},
 };
 

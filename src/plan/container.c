@@ -17,15 +17,6 @@ static const char *site_value(struct ctx *c, enum npl_site_key k)
 	return s && s->key[k].n ? s->key[k].v[0] : NULL;
 }
 
-static cJSON *valued(cJSON *value, const struct origin *o)
-{
-	cJSON *j = cJSON_CreateObject();
-
-	cJSON_AddItemToObject(j, "value", value);
-	cJSON_AddItemToObject(j, "origin", npl_rs_origin_json(o));
-	return j;
-}
-
 /* A string of the container block: the site value, else the hardware profile's, else an error
  * naming both (need) or nothing. */
 static void container_str(struct ctx *c, cJSON *ct, const char *name, enum npl_site_key k,
@@ -45,7 +36,7 @@ static void container_str(struct ctx *c, cJSON *ct, const char *name, enum npl_s
 					  c->o->target->name, npl_site_key_name(k), c->hw->id, name);
 		return;
 	}
-	cJSON_AddItemToObject(ct, name, valued(cJSON_CreateString(v), &o));
+	cJSON_AddItemToObject(ct, name, npl_rs_valued(cJSON_CreateString(v), &o));
 }
 
 /* --registry R: the image from R instead of its own registry (a first component with a '.' or
@@ -66,7 +57,7 @@ static void apply_registry(struct ctx *c, cJSON *ct, const char *name)
 		img = slash + 1;
 	v = npl_arena_printf(c->a, "%s/%s", reg, img);
 	o = npl_rs_from_rule("registry", npl_arena_printf(c->a, "--registry %s before the image's path", reg));
-	cJSON_ReplaceItemInObjectCaseSensitive(ct, name, valued(cJSON_CreateString(v), &o));
+	cJSON_ReplaceItemInObjectCaseSensitive(ct, name, npl_rs_valued(cJSON_CreateString(v), &o));
 }
 
 /* The image's tag against the recipe's sglang_version, where the tag starts with SGLang's version
@@ -126,12 +117,12 @@ cJSON *npl_rs_container_json(struct ctx *c)
 		struct origin so = npl_rs_from_site(NPL_SITE_PRIVILEGED, NULL);
 
 		cJSON_AddItemToObject(ct, "privileged",
-				      valued(cJSON_CreateBool(!strcmp(site_value(c, NPL_SITE_PRIVILEGED), "true")), &so));
+				      npl_rs_valued(cJSON_CreateBool(!strcmp(site_value(c, NPL_SITE_PRIVILEGED), "true")), &so));
 	} else {
 		struct origin po = hw->privileged.set ? npl_rs_from_layer(c->hw, hw->privileged.loc)
 						      : npl_rs_from_rule("privileged", "the hardware profile does not ask for it");
 
-		cJSON_AddItemToObject(ct, "privileged", valued(cJSON_CreateBool(hw->privileged.set && hw->privileged.v), &po));
+		cJSON_AddItemToObject(ct, "privileged", npl_rs_valued(cJSON_CreateBool(hw->privileged.set && hw->privileged.v), &po));
 	}
 	/* node labels: the site's replace the profile's whole */
 	v = cJSON_CreateObject();
@@ -143,16 +134,16 @@ cJSON *npl_rs_container_json(struct ctx *c)
 
 			cJSON_AddStringToObject(v, npl_arena_strndup(c->a, kv, (size_t)(eq - kv)), eq + 1);
 		}
-		cJSON_AddItemToObject(ct, "node_selector", valued(v, &so));
+		cJSON_AddItemToObject(ct, "node_selector", npl_rs_valued(v, &so));
 	} else {
 		for (i = 0; i < hw->nnode_selector; i++)
 			cJSON_AddStringToObject(v, hw->node_selector[i].name, hw->node_selector[i].value);
-		cJSON_AddItemToObject(ct, "node_selector", valued(v, &o));
+		cJSON_AddItemToObject(ct, "node_selector", npl_rs_valued(v, &o));
 	}
 	v = cJSON_CreateArray();
 	for (i = 0; i < hw->ndevices; i++)
 		cJSON_AddItemToArray(v, cJSON_CreateString(hw->devices[i].s));
-	cJSON_AddItemToObject(ct, "devices", valued(v, &o));
+	cJSON_AddItemToObject(ct, "devices", npl_rs_valued(v, &o));
 	v = cJSON_CreateArray();
 	for (i = 0; i < hw->nmounts; i++) {
 		cJSON *m = cJSON_CreateObject();
@@ -161,6 +152,6 @@ cJSON *npl_rs_container_json(struct ctx *c)
 		cJSON_AddStringToObject(m, "kind", hw->mounts[i].value);
 		cJSON_AddItemToArray(v, m);
 	}
-	cJSON_AddItemToObject(ct, "mounts", valued(v, &o));
+	cJSON_AddItemToObject(ct, "mounts", npl_rs_valued(v, &o));
 	return ct;
 }

@@ -280,6 +280,14 @@ void npl_rs_merge_top(struct ctx *c)
 		if (L->governor_removed || L->tuning_replace)
 			t->governor.s = NULL;
 		TAKE_STR(t->governor, L->governor, L);
+		if (L->affinity.removed || L->tuning_replace) {
+			memset(&t->aff_policy, 0, sizeof(t->aff_policy));
+			memset(&t->aff_min_cpus, 0, sizeof(t->aff_min_cpus));
+			memset(&t->aff_irqs, 0, sizeof(t->aff_irqs));
+		}
+		TAKE_STR(t->aff_policy, L->affinity.policy, L);
+		TAKE_INT(t->aff_min_cpus, L->affinity.min_cpus, L);
+		TAKE_INT(t->aff_irqs, L->affinity.irqs, L);
 		for (j = 0; j < L->nsysctl; j++) {
 			const struct npl_env_set *e = &L->sysctl[j];
 			struct renv r = {e->name, e->value ? npl_rs_lit(c, e->value) : NULL, npl_rs_from_layer(L, e->loc),

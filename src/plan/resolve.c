@@ -92,6 +92,15 @@ cJSON *npl_rs_origin_json(const struct origin *o)
 	return j;
 }
 
+cJSON *npl_rs_valued(cJSON *value, const struct origin *o)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(j, "value", value);
+	cJSON_AddItemToObject(j, "origin", npl_rs_origin_json(o));
+	return j;
+}
+
 static cJSON *strings_json(const char *const *v, int n)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -187,8 +196,31 @@ static const struct {
 	{"kernel.sched_nr_migrate", "/sys/kernel/debug/sched/nr_migrate"},
 };
 
+/* tuning.affinity (issue 26) when some layer set a key of it, else NULL; a key no layer set has
+ * its default, stated as a rule's as the container's privileged is: policy none, 5 CPUs per die
+ * (two for the die's interrupts, the main process, two runtime threads: vllm-ascend's
+ * cpu_binding.py), no interrupt binding. */
+static cJSON *affinity_json(const struct top *t)
+{
+	struct origin def = npl_rs_from_rule("affinity", "the default: no layer sets it");
+	const struct origin *po = t->aff_policy.s ? &t->aff_policy.o : &def;
+	const struct origin *mo = t->aff_min_cpus.set ? &t->aff_min_cpus.o : &def;
+	const struct origin *io = t->aff_irqs.set ? &t->aff_irqs.o : &def;
+	cJSON *a;
+
+	if (!t->aff_policy.s && !t->aff_min_cpus.set && !t->aff_irqs.set)
+		return NULL;
+	a = cJSON_CreateObject();
+	cJSON_AddItemToObject(a, "policy", npl_rs_valued(cJSON_CreateString(t->aff_policy.s ? t->aff_policy.s : "none"), po));
+	cJSON_AddItemToObject(a, "min_cpus_per_die",
+			      npl_rs_valued(cJSON_CreateNumber(t->aff_min_cpus.set ? t->aff_min_cpus.v : 5), mo));
+	cJSON_AddItemToObject(a, "irqs", npl_rs_valued(cJSON_CreateBool(t->aff_irqs.set && t->aff_irqs.v), io));
+	return a;
+}
+
 cJSON *npl_rs_tuning_json(struct ctx *c)
 {
+	cJSON *aff = affinity_json(&c->t);
 	cJSON *t = cJSON_CreateObject(), *s = cJSON_CreateArray();
 	int i;
 	size_t k;
@@ -226,6 +258,8 @@ cJSON *npl_rs_tuning_json(struct ctx *c)
 		cJSON_AddItemToArray(s, o);
 	}
 	cJSON_AddItemToObject(t, "sysctl", s);
+	if (aff)
+		cJSON_AddItemToObject(t, "affinity", aff);
 	return t;
 }
 

@@ -103,6 +103,8 @@ struct spec_state {
 struct top {
 	struct ostr governor;
 	VEC(struct renv) sysctl;
+	struct ostr aff_policy;       /* tuning.affinity, key by key (issue 26) */
+	struct oint aff_min_cpus, aff_irqs;
 	struct oint port_entry, port_prefill, port_decode, port_bootstrap, port_dist, port_store;
 	struct {
 		const struct npl_str *argv;
@@ -174,11 +176,13 @@ const char *npl_rs_ref(struct ctx *c, enum npl_site_key k, int index, int url);
 const char *npl_rs_num(struct ctx *c, int v);
 /* An origin as the plan writes it. */
 cJSON *npl_rs_origin_json(const struct origin *o);
+/* {value, origin}, taking value. */
+cJSON *npl_rs_valued(cJSON *value, const struct origin *o);
 /* A launch's live flags, its environment (sorted by name), names with their origins. */
 cJSON *npl_rs_flags_json(const struct launch *l);
 cJSON *npl_rs_env_json(struct launch *l);
 cJSON *npl_rs_names_json(const struct rname *v, int n, const char *key);
-/* The node tuning: the CPU governor and the sysctls. */
+/* The node tuning: the CPU governor, the sysctls and, when a layer set any of it, the affinity. */
 cJSON *npl_rs_tuning_json(struct ctx *c);
 /* The launch command of a program (NPL_PROG_*). */
 cJSON *npl_rs_launch_json(struct ctx *c, int prog);

@@ -222,7 +222,7 @@ expect_grep "$T/err" "recipe '$ID' has no role 'nosuch' (its roles: prefill, dec
 mkdir -p "$T/hw"
 sed 's/^  driver_version:/  driver_versoin:/' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw/a3.yaml"
 expect_rc 5 "$NPL" --recipes "$T/hw" validate
-expect_grep "$T/err" "hw/a3.yaml:25:3: error: unknown key 'driver_versoin' in 'preflight' (did you mean 'driver_version'?)"
+expect_grep "$T/err" "hw/a3.yaml:30:3: error: unknown key 'driver_versoin' in 'preflight' (did you mean 'driver_version'?)"
 sed 's|^  tool_path: \[/usr/local/sbin,|  tool_path: [usr/local/sbin,|' "$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/hw/a3.yaml"
 expect_rc 5 "$NPL" --recipes "$T/hw" validate
 expect_grep "$T/err" "error: 'usr/local/sbin' is not an absolute path"

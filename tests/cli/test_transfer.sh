@@ -48,9 +48,9 @@ P=kv-model-bf16-16p
 # A2's default, on prefill and decode only; A3 has none
 expect_eq "$(proto $P-a2)" "prefill=device_rdma decode=device_rdma router=- bench=-" "A2's default"
 expect_eq "$(origin $P-a2 decode)" \
-	'{"layer":"rule","rule":"transfer-protocol","why":"transfer_protocol device_rdma of hardware ascend-a2 at recipes/hardware/ascend-a2.yaml:42:20"}' \
+	'{"layer":"rule","rule":"transfer-protocol","why":"transfer_protocol device_rdma of hardware ascend-a2 at recipes/hardware/ascend-a2.yaml:46:20"}' \
 	"the origin of A2's default"
-sed -n 42p "$NPL_SRC/recipes/hardware/ascend-a2.yaml" | grep -qx 'transfer_protocol: device_rdma' || fail "ascend-a2.yaml:42 is not the transfer_protocol line"
+sed -n 46p "$NPL_SRC/recipes/hardware/ascend-a2.yaml" | grep -qx 'transfer_protocol: device_rdma' || fail "ascend-a2.yaml:46 is not the transfer_protocol line"
 expect_eq "$(proto $P-a3)" "prefill=- decode=- router=- bench=-" "A3 has none"
 # a recipe's choice; never on a PD-mixed server
 expect_eq "$(proto $P-urma)" "prefill=device_urma decode=device_urma router=- bench=-" "a recipe's protocol"

@@ -317,6 +317,69 @@ static void test_hardware_and_model_documents(void **state)
 	assert_string_equal(msg(f, 6), "t.yaml:11:5: error: 'Bad Id' is not an id (lowercase letters, digits, '.', '_', '-')");
 }
 
+/* tuning.affinity (issue 26): each wrong key or value a located error */
+static void test_affinity_errors(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(load(f, RECIPE_HEAD "cards: 8\nmode: pd-mixed\n" RECIPE_TAIL
+				 "tuning:\n"
+				 "  affinity:\n"
+				 "    polcy: numa-local\n"
+				 "    policy: numa-locale\n"
+				 "    min_cpus_per_die: 0\n"
+				 "    irqs: sometimes\n"
+				 "---\n"
+				 "kind: model\nid: m-aff\nname: M\n"
+				 "tuning: {affinity: {policy: spread, min_cpus_per_die: 2.5}}\n"
+				 "---\n"
+				 "kind: model\nid: m-aff2\nname: M2\n"
+				 "tuning: {affinity: [numa-local]}\n"
+				 "---\n"
+				 "kind: model\nid: m-aff3\nname: M3\n"
+				 "tuning: {affinity: {policy: [none], min_cpus_per_die: -1, irqs: ~}}\n"), -1);
+	assert_string_equal(msg(f, 0), "t.yaml:13:5: error: unknown key 'polcy' in 'tuning.affinity' (did you mean 'policy'?)");
+	assert_string_equal(msg(f, 1), "t.yaml:14:13: error: unknown affinity policy 'numa-locale' (did you mean 'numa-local'?) (numa-local, even-slice or none)");
+	assert_string_equal(msg(f, 2), "t.yaml:15:23: error: 'min_cpus_per_die' must be between 1 and 4096, not 0");
+	assert_string_equal(msg(f, 3), "t.yaml:16:11: error: 'irqs' must be true or false");
+	assert_string_equal(msg(f, 4), "t.yaml:21:29: error: unknown affinity policy 'spread' (numa-local, even-slice or none)");
+	assert_string_equal(msg(f, 5), "t.yaml:21:55: error: 'min_cpus_per_die' must be a whole number, not '2.5'");
+	assert_string_equal(msg(f, 6), "t.yaml:26:20: error: 'affinity' must be a mapping (key: value lines), not a list");
+	assert_string_equal(msg(f, 7), "t.yaml:31:29: error: 'policy' must be a single value, not a list");
+	assert_string_equal(msg(f, 8), "t.yaml:31:55: error: 'min_cpus_per_die' must be a whole number, not '-1'");
+	assert_string_equal(msg(f, 9), "t.yaml:31:65: error: 'irqs' must be true or false");
+	assert_int_equal(f->d.errors, 10);
+}
+
+/* tuning.affinity read into the layer: the keys given, null, and tuning: null */
+static void test_affinity_read(void **state)
+{
+	struct fx *f = *state;
+	const struct npl_layer *R, *M;
+
+	assert_int_equal(load(f, RECIPE_HEAD "cards: 8\nmode: pd-mixed\n" RECIPE_TAIL
+				 "tuning:\n  affinity: {irqs: false, min_cpus_per_die: 7}\n"
+				 "---\n"
+				 "kind: model\nid: m-aff\nname: M\ntuning: {affinity: null}\n"), 0);
+	R = npl_db_recipe(&f->db, "test-w8a8-8p-in8k-out1k-50ms");
+	assert_non_null(R);
+	assert_null(R->affinity.policy.s);
+	assert_int_equal(R->affinity.min_cpus.set, 1);
+	assert_int_equal(R->affinity.min_cpus.v, 7);
+	assert_int_equal(R->affinity.irqs.set, 1);
+	assert_int_equal(R->affinity.irqs.v, 0);
+	assert_int_equal(R->affinity.irqs.loc.line, 12);
+	assert_int_equal(R->affinity.removed, 0);
+	M = npl_db_model(&f->db, "m-aff");
+	assert_non_null(M);
+	assert_int_equal(M->affinity.removed, 1);
+	/* the shipped profiles */
+	assert_string_equal(npl_db_hardware(&f->db, "ascend-a2")->affinity.policy.s, "numa-local");
+	assert_string_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.policy.s, "even-slice");
+	assert_int_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.min_cpus.v, 5);
+	assert_int_equal(npl_db_hardware(&f->db, "ascend-a3")->affinity.irqs.v, 1);
+}
+
 static void test_load_dir_errors(void **state)
 {
 	struct fx *f = *state;
@@ -409,6 +472,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_topology, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kinds_and_shapes_of_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hardware_and_model_documents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_affinity_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_affinity_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_dir_errors, setup, teardown),
 		cmocka_unit_test(test_engine_compiled_is_the_yaml),
 	};

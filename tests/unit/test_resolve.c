@@ -408,6 +408,92 @@ static void test_flag_names_normalised(void **state)
 	cJSON_Delete(plan);
 }
 
+#define AFF_RECIPE(title, extra)                                                                   \
+	"kind: recipe\ntitle: " title "\nmodel: kimi-k2.6\nhardware: ascend-a3\ncards: 8\n"         \
+	"mode: pd-mixed\nquantization: q\ndataset: 8k+1k\ntpot: 50ms\n"                            \
+	"bench: {dataset: random, input: 1, output: 1, concurrency: 1, prompts: 1}\n"               \
+	"speculative: {steps: 3}\n" extra
+
+/* One key of the pd-mixed role's tuning.affinity: its value (as JSON), its origin's layer and
+ * (unless at is NULL) where it was set. */
+static void aff_key(const cJSON *plan, const char *key, const char *value, const char *layer, const char *at)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "pd-mixed"), "tuning");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "affinity"), key);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, "value");
+	char *text;
+
+	assert_non_null(v);
+	text = cJSON_PrintUnformatted(v);
+	assert_string_equal(text, value);
+	free(text);
+	assert_string_equal(origin(k, "layer"), layer);
+	if (at)
+		assert_string_equal(origin(k, "at"), at);
+}
+
+static int has_affinity(const cJSON *plan)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "pd-mixed"), "tuning");
+
+	assert_non_null(t);
+	return cJSON_GetObjectItemCaseSensitive(t, "affinity") != NULL;
+}
+
+/* tuning.affinity (issue 26): later layers replace it key by key; null, replace and tuning: null
+ * drop it; a key no layer sets has its default, a rule's */
+static void test_affinity_merged_per_key(void **state)
+{
+	struct fx *f = *state;
+	cJSON *plan, *t;
+
+	open_db(f, AFF_RECIPE("Aff 8P 50ms", "tuning:\n  affinity: {min_cpus_per_die: 8, irqs: false}\n")
+		   "---\n" AFF_RECIPE("Aff Null 8P 50ms", "tuning: {affinity: null}\n")
+		   "---\n" AFF_RECIPE("Aff Tnull 8P 50ms", "tuning: null\n")
+		   "---\n" AFF_RECIPE("Aff Replace 8P 50ms", "tuning: {replace: true, affinity: {policy: numa-local}}\n")
+		   "---\n" AFF_RECIPE("Aff Gone 8P 50ms", "tuning: {replace: true, cpu_governor: performance}\n"));
+	plan = resolve(f, "aff-8p-50ms", NULL, 0, 0);
+	assert_non_null(plan);
+	aff_key(plan, "policy", "\"even-slice\"", "hardware", "recipes/hardware/ascend-a3.yaml:19:22");
+	aff_key(plan, "min_cpus_per_die", "8", "recipe", "t.yaml:13:32");
+	aff_key(plan, "irqs", "false", "recipe", "t.yaml:13:41");
+	cJSON_Delete(plan);
+	/* the shipped profile alone */
+	plan = resolve(f, "kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms", NULL, 0, 0);
+	aff_key(plan, "min_cpus_per_die", "5", "hardware", "recipes/hardware/ascend-a3.yaml:19:52");
+	aff_key(plan, "irqs", "true", "hardware", "recipes/hardware/ascend-a3.yaml:19:61");
+	cJSON_Delete(plan);
+	/* dropped: affinity: null, tuning: null, tuning.replace without an affinity */
+	plan = resolve(f, "aff-null-8p-50ms", NULL, 0, 0);
+	assert_false(has_affinity(plan));
+	cJSON_Delete(plan);
+	plan = resolve(f, "aff-tnull-8p-50ms", NULL, 0, 0);
+	assert_false(has_affinity(plan));
+	cJSON_Delete(plan);
+	plan = resolve(f, "aff-gone-8p-50ms", NULL, 0, 0);
+	assert_false(has_affinity(plan));
+	cJSON_Delete(plan);
+	/* replace, then a policy: the other keys are the defaults */
+	plan = resolve(f, "aff-replace-8p-50ms", NULL, 0, 0);
+	aff_key(plan, "policy", "\"numa-local\"", "recipe", "t.yaml:52:44");
+	aff_key(plan, "min_cpus_per_die", "5", "rule", NULL);
+	aff_key(plan, "irqs", "false", "rule", NULL);
+	t = cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "pd-mixed"), "tuning");
+	assert_string_equal(npl_json_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+					     cJSON_GetObjectItemCaseSensitive(t, "affinity"), "irqs"), "origin"), "rule"),
+			    "affinity");
+	/* the router and the benchmark have no tuning */
+	assert_null(cJSON_GetObjectItemCaseSensitive(npl_plan_role(plan, "bench"), "tuning"));
+	cJSON_Delete(plan);
+	/* tune without a recipe: the profile's */
+	t = npl_resolve_tuning(&f->db, npl_db_hardware(&f->db, "ascend-a2"), &f->d);
+	assert_non_null(t);
+	assert_string_equal(npl_json_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "affinity"),
+									   "policy"), "value"), "numa-local");
+	cJSON_Delete(t);
+	assert_int_equal(f->d.errors, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +508,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_site_values_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_literal_dollar_escaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flag_names_normalised, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_affinity_merged_per_key, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
