@@ -90,7 +90,9 @@ pid_t npl_proc_spawn(const struct npl_proc_child *c)
 		return pid;
 	if (c->mask)
 		sigprocmask(SIG_SETMASK, c->mask, NULL);
-	if (c->fd3 > 0 && dup2(c->fd3, 3) < 0)
+	/* fd3 may be 3 already (the first descriptor a process opens): dup2 then keeps its
+	   close-on-exec flag, and the child would find no fd 3 */
+	if (c->fd3 > 0 && (c->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(c->fd3, 3)) < 0)
 		_exit(127);
 	if (c->out_to_err)
 		dup2(2, 1);
