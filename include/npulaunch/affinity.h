@@ -69,6 +69,8 @@ struct npl_affinity {
 	const char *want;       /* the plan's policy */
 	const char *policy;     /* the policy applied (want, or the one it fell back to) */
 	const char *why;        /* why that policy, in words */
+	int unmet;              /* npl_affinity_compute() failed because the policy cannot be met
+				   (too few CPUs, a die's node with none), not for want of a fact */
 	int min_per_die;
 	int irqs;               /* bind the dies' interrupts */
 	unsigned char allowed[NPL_AFF_MAX_CPUS];
@@ -93,6 +95,11 @@ struct npl_aff_opts {
 	const char *topo;       /* npu-smi info -t topo's, or NULL */
 };
 
+/* Who binds node index of a server role: NULL when npulaunch does, with *policy its
+ * tuning.affinity; otherwise why not (its policy is none, or the node's launch environment
+ * sets SGLANG_SET_CPU_AFFINITY to a true value: SGLang then binds each rank itself, by device
+ * number, and a binding around it would be overwritten, so the recipe's choice wins). */
+const char *npl_affinity_owner(const cJSON *role, int index, const cJSON **policy);
 /* Read the facts and compute each die's set. 0; -1 with a located error when a fact cannot be
  * read or the policy cannot be met (fewer allowed CPUs than the minimum per die, a die's node
  * with none). A policy none reads nothing and binds nothing. */

@@ -65,6 +65,11 @@ struct npl_launch_node {
 	/* npl_launch_cpus() */
 	void *mask;                       /* a cpu_set_t of masksz bytes, or NULL */
 	size_t masksz;
+	/* npl_launch_affinity() */
+	cJSON *affinity;                  /* what the affinity module computed (npl_affinity_json), or NULL */
+	const char *affinity_note;        /* why nothing is bound, or NULL */
+	unsigned long *mems;              /* the memory nodes for set_mempolicy (a nodemask), or NULL */
+	unsigned long maxnode;
 	/* npl_launch_environ() */
 	struct npl_launch_env env;
 };
@@ -75,6 +80,13 @@ struct npl_launch_node {
 int npl_launch_prepare(struct npl_launch_node *l, const char *root);
 /* Parse l->cpus into l->mask, each CPU online under root (NULL: /). */
 void npl_launch_cpus(struct npl_launch_node *l, const char *root);
+/* A server's binding from the node's topology (affinity.h), unless npl_affinity_owner() says
+ * npulaunch binds nothing (l->affinity_note says why): the union of its dies' CPUs in l->cpus
+ * and l->mask (as --cpus), their NUMA nodes in l->mems (a preferred memory policy; only on the
+ * real host, root NULL or ""), the whole view in l->affinity. A policy that cannot be met is an
+ * error; a fact that cannot be read a warning, and nothing is bound. npu-smi is run with a
+ * timeout of timeout seconds. */
+void npl_launch_affinity(struct npl_launch_node *l, const char *root, double timeout);
 
 /* A dry run: the whole plan for this node on stdout, as shell-like text or as JSON ({recipe, role,
  * node, addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s, instances, stops}). */

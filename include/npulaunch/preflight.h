@@ -38,8 +38,8 @@ enum npl_pf_status { NPL_PF_OK, NPL_PF_WARN, NPL_PF_FAIL, NPL_PF_SKIP };
 /* One check's result. found and fix hold outside text unescaped; fix is NULL when there is
  * nothing to do. */
 struct npl_pf_check {
-	const char *name;     /* driver, toolkit, sglang, env-files, npus, npu-network, node, interface,
-			       * ports, model, draft-model, memory, host-tuning */
+	const char *name;     /* driver, toolkit, sglang, env-files, npus, affinity, npu-network, node,
+			       * interface, ports, model, draft-model, memory, host-tuning */
 	enum npl_pf_status status;
 	const char *found;
 	const char *fix;
@@ -117,6 +117,7 @@ struct npl_pf_proc {
 };
 
 struct npl_pf_smi {
+	const char *text;     /* what npu-smi printed (the affinity check reads it again) */
 	const char *version;  /* "24.1.rc3.7", or NULL */
 	struct npl_pf_die *dies;
 	int ndies;

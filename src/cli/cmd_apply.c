@@ -25,7 +25,7 @@ static void help(void)
 {
 	puts("usage: npulaunch apply [--role ROLE] [ID|QUERY|BUNDLE] [site values] [overrides]\n"
 	     "                       [--dry-run] [--root DIR] [--cpus LIST] [--journal FILE]\n"
-	     "                       [--no-preflight] [--no-tune]\n"
+	     "                       [--no-preflight] [--no-tune] [--no-affinity]\n"
 	     "\n"
 	     "Tune this host and launch this node's role of a recipe: the same launch as the\n"
 	     "rendered script (same tuning, unsets, sourced files, environment and argv), then\n"
@@ -40,19 +40,25 @@ static void help(void)
 	     "Options:\n"
 	     "  --role ROLE     pd-mixed, prefill, decode, router or bench\n"
 	     "  --json          with --dry-run: the plan for this node as JSON: {recipe, role, node,\n"
-	     "                  addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s,\n"
+	     "                  addresses, tuning, unset, source, env, cpus, affinity, wait, wait_timeout_s,\n"
 	     "                  instances: [{instance, slot, env, argv}], stops: [...]}\n"
 	     "  --dry-run       print the whole plan for this node (tuning, environment, command)\n"
 	     "                  whatever the host lacks, then what a real run would stop on (exit 1,\n"
 	     "                  or 2 for a missing site value); only reads, changes nothing\n"
 	     "  --root DIR      treat DIR as / for the host's files and the Ascend env files\n"
 	     "                  (default: $NPULAUNCH_ROOT, else /)\n"
-	     "  --cpus LIST     also pin the server to these CPUs (0-63,128-191), which must be online\n"
+	     "  --cpus LIST     pin the server to these CPUs (0-63,128-191), which must be online,\n"
+	     "                  instead of its dies' (below)\n"
 	     "  --journal FILE  the tuning journal (default: ROOT" NPL_TUNE_JOURNAL ")\n"
 	     "  --no-preflight  skip the preflight checks (as NPULAUNCH_PREFLIGHT=0 does); --dry-run\n"
 	     "                  never runs them\n"
 	     "  --no-tune       launch without touching the host's tuning (as a role script's\n"
 	     "                  --no-tune): it is another step's, or the site's\n"
+	     "  --no-affinity   launch the server unbound; by default a server whose hardware profile\n"
+	     "                  or recipe has a tuning.affinity policy runs on its dies' CPUs, its\n"
+	     "                  memory preferred on their NUMA nodes, from this node's topology\n"
+	     "                  (--dry-run shows each die's; unless its environment sets\n"
+	     "                  SGLANG_SET_CPU_AFFINITY: SGLang binds then; docs/operators-guide.md)\n"
 	     "  query           MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT\n"
 	     "                  --prefix-cache PCT --cards N --mode M --hardware H [--nearest]\n"
 	     "                  instead of an id\n"
@@ -188,7 +194,7 @@ static const struct npl_number_spec stop_seconds = {"a number of seconds", 0, 36
 struct apply_opts {
 	struct npl_cli_recipe_opts ro;
 	const char *role_name, *root, *journal, *cpus, *arg;
-	int dry, json, no_preflight, no_tune, help;
+	int dry, json, no_preflight, no_tune, no_affinity, help;
 	double grace;
 };
 
@@ -205,6 +211,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_o
 		{"json", no_argument, NULL, 'j'},
 		{"no-preflight", no_argument, NULL, 'P'},
 		{"no-tune", no_argument, NULL, 'T'},
+		{"no-affinity", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -222,6 +229,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_o
 		case 'j': o->json = 1; break;
 		case 'P': o->no_preflight = 1; break;
 		case 'T': o->no_tune = 1; break;
+		case 'A': o->no_affinity = 1; break;
 		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("apply", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("apply", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -494,6 +502,10 @@ int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	if (o.cpus)
 		npl_launch_cpus(&l, o.root);
+	else if (o.no_affinity)
+		l.affinity_note = "--no-affinity";
+	else
+		npl_launch_affinity(&l, o.root, 10);
 	manifest = bundle_manifest(cli, o.arg);
 	if (!o.no_tune) /* the host's tuning is another step's (a role script's --no-tune) */
 		collect_tuning(cli, &l, &t, o.root, manifest, o.dry);

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "npulaunch/affinity.h"
 #include "npulaunch/buf.h"
@@ -95,6 +96,8 @@ static int read_allowed(struct npl_affinity *a, struct npl_diag *d)
 		const char *st = fact(a, "/proc/self/status"), *l = st ? strstr(st, "\nCpus_allowed_list:") : NULL;
 		struct npl_loc at = {where(a, "/proc/self/status"), 0, 0};
 
+		if (st && !strncmp(st, "Cpus_allowed_list:", strlen("Cpus_allowed_list:")))
+			l = st - 1;
 		if (!l)
 			return npl_error(d, &at, "no Cpus_allowed_list: the CPUs this process may use are not known");
 		l += strlen("\nCpus_allowed_list:");
@@ -357,7 +360,7 @@ static int even_slice(struct npl_affinity *a, struct npl_diag *d)
 	int per = a->nallowed / a->ndies, i;
 
 	if (per < a->min_per_die)
-		return npl_error(d, NULL, "affinity even-slice: %d CPUs may be used (%s: %s) for %d dies: %d each, fewer than the %d per die the policy needs",
+		return a->unmet = 1, npl_error(d, NULL, "affinity even-slice: %d CPUs may be used (%s: %s) for %d dies: %d each, fewer than the %d per die the policy needs",
 				 a->nallowed, a->allowed_from, npl_aff_list(&a->arena, a->allowed, NPL_AFF_MAX_CPUS), a->ndies,
 				 per, a->min_per_die);
 	for (i = 0; i < a->ndies; i++)
@@ -394,12 +397,12 @@ static int numa_local(struct npl_affinity *a, struct npl_diag *d)
 		if (!n && !used_on(a, die->node))
 			continue;   /* no die of this instance there: nothing to give */
 		if (!n)
-			return npl_error(d, NULL, "affinity numa-local: device %d is on NUMA node %d, whose CPUs (%s) this process may not use (%s: %s)",
+			return a->unmet = 1, npl_error(d, NULL, "affinity numa-local: device %d is on NUMA node %d, whose CPUs (%s) this process may not use (%s: %s)",
 					 die->id, die->node, npl_aff_list(&a->arena, die->local, NPL_AFF_MAX_CPUS),
 					 a->allowed_from, npl_aff_list(&a->arena, a->allowed, NPL_AFF_MAX_CPUS));
 		per = n / m;
 		if (per < a->min_per_die && used_on(a, die->node))
-			return npl_error(d, NULL, "affinity numa-local: NUMA node %d has %d CPUs this process may use for its %d dies: %d each, fewer than the %d per die the policy needs",
+			return a->unmet = 1, npl_error(d, NULL, "affinity numa-local: NUMA node %d has %d CPUs this process may use for its %d dies: %d each, fewer than the %d per die the policy needs",
 					 die->node, n, m, per, a->min_per_die);
 		for (j = i; j < a->ndies; j++)
 			if (a->dies[j].node == die->node)
@@ -475,6 +478,38 @@ int npl_affinity_compute(struct npl_affinity *a, const struct npl_aff_opts *o, s
 	}
 	a->ncpus = count(a->cpus, NPL_AFF_MAX_CPUS);
 	return 0;
+}
+
+/* SGLang's EnvBool: 1, true, yes, on (any case) */
+static int env_true(const char *v)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+
+	for (size_t i = 0; v && i < NPL_ARRAY_SIZE(yes); i++)
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+	return 0;
+}
+
+const char *npl_affinity_owner(const cJSON *role, int index, const cJSON **policy)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(role, "tuning"), "affinity");
+	const char *want = npl_json_str(cJSON_GetObjectItemCaseSensitive(p, "policy"), "value");
+	const cJSON *node, *e;
+
+	*policy = p;
+	if (!want || !strcmp(want, "none"))
+		return "its tuning.affinity.policy is none";
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		if (npl_json_int(node, "index", 0) != index)
+			continue;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env"))
+			if (!strcmp(npl_json_str(e, "name") ? npl_json_str(e, "name") : "", "SGLANG_SET_CPU_AFFINITY") &&
+			    env_true(npl_json_str(e, "value")))
+				return "the launch environment sets SGLANG_SET_CPU_AFFINITY: SGLang binds each rank itself "
+				       "(by device number, not the topology), and would overwrite a binding around it";
+	}
+	return NULL;
 }
 
 /* ---- what it says ------------------------------------------------------------------------------ */

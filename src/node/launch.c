@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <time.h>
@@ -510,6 +511,12 @@ void npl_launch_dry_json(struct npl_launch_node *l)
 		cJSON_AddStringToObject(o, "cpus", l->cpus);
 	else
 		cJSON_AddNullToObject(o, "cpus");
+	if (l->affinity)
+		cJSON_AddItemToObject(o, "affinity", cJSON_Duplicate(l->affinity, 1));
+	else if (l->affinity_note)
+		cJSON_AddStringToObject(o, "affinity", l->affinity_note);
+	else
+		cJSON_AddNullToObject(o, "affinity");
 	a = cJSON_AddArrayToObject(o, "wait");
 	for (i = 0; i < nwait; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(npl_url_redacted(l->wait[i], ub, sizeof(ub))));
@@ -657,6 +664,13 @@ void npl_launch_dry_text(struct npl_launch_node *l)
 		print_word(stdout, l->files[i]);
 		putchar('\n');
 	}
+	if (l->affinity_note)
+		printf("# affinity: npulaunch binds nothing: %s\n", npl_escape_in(a, l->affinity_note));
+	for (const cJSON *d = l->affinity ? cJSON_GetObjectItemCaseSensitive(l->affinity, "dies")->child : NULL; d; d = d->next)
+		printf("# affinity: device %d: CPUs %s, NUMA node %s (%s)\n", npl_json_int(d, "device", -1),
+		       npl_json_str(d, "cpus"), cJSON_IsNumber(cJSON_GetObjectItem(d, "numa_node")) ?
+		       npl_arena_printf(a, "%d", npl_json_int(d, "numa_node", -1)) : "unknown",
+		       npl_escape_in(a, npl_json_str(d, "node_from")));
 	if (l->cpus)
 		printf("cpus %s\n", npl_escape_in(a, l->cpus));
 	for (i = 0; i < l->nwait && l->wait_timeout > 0; i++) {
@@ -704,6 +718,21 @@ int npl_launch_pin(struct npl_launch_node *l)
 {
 	if (l->mask && sched_setaffinity(0, l->masksz, (cpu_set_t *)l->mask) != 0)
 		return npl_error(l->diag, NULL, "cannot pin to CPUs %s: %s", l->cpus, strerror(errno));
+	/* memory from the dies' nodes first, elsewhere when they are full (a hard binding is
+	   refused in some containers and would end the server on a full node): several nodes
+	   (MPOL_PREFERRED_MANY, Linux 5.15), else the first alone (MPOL_PREFERRED) */
+	if (l->mems && syscall(SYS_set_mempolicy, 5 /* MPOL_PREFERRED_MANY */, l->mems, l->maxnode + 1) != 0) {
+		unsigned long one[1024 / (8 * sizeof(unsigned long))] = {0};
+		size_t i, bits = 8 * sizeof(unsigned long);
+
+		for (i = 0; i < l->maxnode && !(l->mems[i / bits] >> (i % bits) & 1); i++)
+			;
+		if (i < l->maxnode && i < sizeof(one) * 8)
+			one[i / bits] = 1UL << (i % bits);
+		if (i == l->maxnode || syscall(SYS_set_mempolicy, 1 /* MPOL_PREFERRED */, one, sizeof(one) * 8 + 1) != 0)
+			npl_warn(l->diag, NULL, "cannot prefer memory on NUMA node(s) of the dies: %s: the server's memory is anywhere",
+				 strerror(errno));
+	}
 	return 0;
 }
 
@@ -756,6 +785,10 @@ void npl_launch_release(struct npl_launch_node *l)
 	free(l->files);
 	if (l->mask)
 		CPU_FREE((cpu_set_t *)l->mask);
+	cJSON_Delete(l->affinity);
+	free(l->mems);
+	l->affinity = NULL;
+	l->mems = NULL;
 	env_release(&l->env);
 	l->inst = NULL;
 	l->files = NULL;

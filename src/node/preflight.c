@@ -919,6 +919,8 @@ void npl_preflight_run(struct npl_preflight *pf, const struct npl_preflight_opts
 	add(pf, sg.name, sg.status, sg.found, sg.fix);
 	check_env_files(pf, o);
 	check_npus(pf, o, &st);
+	sg = npl_pf_check_affinity(o, st.smi_ok ? &st.smi : NULL, st.ids, st.nids, &pf->arena);
+	add(pf, sg.name, sg.status, sg.found, sg.fix);
 	check_npu_network(pf, o, &st);
 	check_node(pf, o);
 	check_interface(pf, o);

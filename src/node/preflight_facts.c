@@ -284,6 +284,7 @@ int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena 
 	const char *p = text;
 
 	memset(out, 0, sizeof(*out));
+	out->text = text;
 	memset(&ps, 0, sizeof(ps));
 	ps.state = BEFORE;
 	ps.out = out;

@@ -13,4 +13,11 @@
  * server, warn when the version cannot be told, fail below the floor. Text in a. */
 struct npl_pf_check npl_pf_check_sglang(const struct npl_preflight_opts *o, struct npl_arena *a);
 
+/* The check "affinity" (preflight_affinity.c): the plan's affinity policy against this node's
+ * topology (affinity.c): skip when npulaunch binds nothing (npl_affinity_owner()), ok with each
+ * die's CPUs, fail when the policy cannot be met, warn when a fact cannot be read. smi is what
+ * the check "npus" read (NULL when it could not); ids the node's logical devices. Text in a. */
+struct npl_pf_check npl_pf_check_affinity(const struct npl_preflight_opts *o, const struct npl_pf_smi *smi,
+					  const int *ids, int nids, struct npl_arena *a);
+
 #endif

@@ -88,13 +88,15 @@ expect_grep "$T/out" "ok    memory       $R/dev/shm:"
 expect_grep "$T/out" "host memory: 1.8 TiB available of 2.0 TiB"
 # the fake host is not tuned yet: what apply will change is a warning
 expect_grep "$T/out" "warn  host-tuning  5 of 5 settings differ: cpu0 governor schedutil -> performance"
-expect_grep "$T/out" "preflight: 0 failed, 1 warned, 10 ok, 2 skipped"
+expect_grep "$T/out" "preflight: 0 failed, 1 warned, 10 ok, 3 skipped"
+# Kimi's launch environment sets SGLANG_SET_CPU_AFFINITY (its page does): SGLang binds
+expect_grep "$T/out" "skip  affinity     npulaunch binds nothing: the launch environment sets SGLANG_SET_CPU_AFFINITY"
 expect_rc 0 "$NPL" preflight $ID --role prefill "${SITE[@]}" --json
 if ((have_jq)); then
 	expect_eq "$(jq -r '"\(.format) \(.recipe) \(.role) \(.node) \(.address) \(.failed) \(.warned) \(.checks | length)"' "$T/out")" \
-		"npulaunch-preflight/1 $ID prefill 0 127.0.0.1 0 1 13" "the JSON's summary"
+		"npulaunch-preflight/1 $ID prefill 0 127.0.0.1 0 1 14" "the JSON's summary"
 	expect_eq "$(jq -r '[.checks[].name] | join(" ")' "$T/out")" \
-		"driver toolkit sglang env-files npus npu-network node interface ports model draft-model memory host-tuning" "the JSON's checks"
+		"driver toolkit sglang env-files npus affinity npu-network node interface ports model draft-model memory host-tuning" "the JSON's checks"
 	expect_eq "$(jq -r '.checks[] | select(.name == "host-tuning") | .fix' "$T/out")" \
 		"apply tunes them (journaled; npulaunch tune --revert puts them back)" "a check's fix"
 	expect_eq "$(jq -r '.checks[] | select(.name == "npus") | .fix' "$T/out")" "null" "no fix when ok"

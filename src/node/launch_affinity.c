@@ -1,0 +1,71 @@
+/*
+ * launch_affinity.c: the node side of apply's binding: the affinity module's sets for this
+ * node's instance, turned into the CPU mask and the memory policy the launch applies. See
+ * launch.h and affinity.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npulaunch/affinity.h"
+#include "npulaunch/launch.h"
+#include "npulaunch/plan.h"
+#include "npulaunch/proc.h"
+
+#define MAX_IDS 256
+
+/* What npu-smi prints for args (info, info -t topo), or NULL when it cannot be run. */
+static const char *smi(struct npl_launch_node *l, const char *root, double timeout, int topo)
+{
+	char *argv[] = {(char *)"npu-smi", (char *)"info", topo ? (char *)"-t" : NULL, (char *)"topo", NULL};
+	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(l->plan, "recipe"), "preflight"),
+		"tool_path");
+	const char *tool = npl_proc_find(l->arena, "npu-smi", dirs, root), *out = NULL;
+	int status;
+
+	if (!tool || npl_proc_run(l->arena, tool, argv, timeout, 1 << 20, &out, &status) != NPL_PROC_OK || status)
+		return NULL;
+	return out;
+}
+
+void npl_launch_affinity(struct npl_launch_node *l, const char *root, double timeout)
+{
+	struct npl_affinity *af;
+	struct npl_aff_opts o;
+	struct npl_diag d = NPL_DIAG_INIT;
+	int ids[MAX_IDS], i;
+
+	memset(&o, 0, sizeof(o));
+	if (strcmp(npl_json_str(l->role, "program") ? npl_json_str(l->role, "program") : "", "server"))
+		return;
+	if ((l->affinity_note = npl_affinity_owner(l->role, l->node, &o.policy)))
+		return;
+	o.root = root;
+	o.devices = ids;
+	o.ndevices = npl_plan_node_devices(l->role, l->node, ids, MAX_IDS);
+	o.smi = smi(l, root, timeout, 0);
+	o.topo = o.smi ? smi(l, root, timeout, 1) : NULL;
+	af = npl_xcalloc(1, sizeof(*af));
+	if (npl_affinity_compute(af, &o, &d)) {
+		/* said where it was found: an error when the policy cannot be met (preflight fails on
+		   it too), a warning when a fact is missing (nothing is bound, as before) */
+		for (i = 0; i < d.n; i++)
+			npl_diag_add(l->diag, af->unmet ? NPL_ERROR : NPL_WARNING, &d.v[i].loc, "%s%s", d.v[i].msg,
+				     af->unmet ? "" : ": the server is not bound");
+		l->affinity_note = af->unmet ? "the policy cannot be met" : "the topology could not be read";
+	} else if (strcmp(af->policy, "none")) {
+		l->affinity = npl_affinity_json(af);
+		l->cpus = npl_arena_strdup(l->arena, npl_json_str(l->affinity, "cpus"));
+		npl_launch_cpus(l, root);
+		if (!root || !*root) {
+			l->maxnode = sizeof(af->mems);
+			l->mems = npl_xcalloc(l->maxnode / (8 * sizeof(unsigned long)), sizeof(unsigned long));
+			for (i = 0; i < (int)sizeof(af->mems); i++)
+				if (af->mems[i])
+					l->mems[i / (8 * sizeof(unsigned long))] |= 1UL << (i % (8 * sizeof(unsigned long)));
+		}
+	}
+	npl_affinity_release(af);
+	npl_diag_release(&d);
+	free(af);
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Affinity on a simulated A2 node (issue 26): the recorded 8x910B3 node of
+# tests/data/topology (NPUs on NUMA nodes 6, 4, 0, 2; 192 CPUs on 8 nodes), its sysfs and procfs
+# under a root prefix and a stand-in npu-smi printing the recorded outputs. apply --dry-run and
+# preflight show each die's CPUs from the topology; a partial cpuset is honoured or, where a
+# die's node has none of it, refused before anything changes; SGLANG_SET_CPU_AFFINITY in the
+# launch environment wins and npulaunch binds nothing (said); --no-affinity and --cpus turn it
+# off; apply pins the real server to its CPUs (read back from /proc/PID/status).
+source "$(dirname "$0")/lib.sh"
+SHAPES=$NPL_DATA/recipes/good/shapes
+TOPO=$NPL_DATA/topology
+PART=shape-moe-w8a8-a2-4p-first-card4-50ms      # cards 4-7 of an A2 node
+SITE=(--model-path /models/m --ifname lo --node-ip 127.0.0.1)
+
+# a2_root DIR ALLOWED: the recorded A2 node under DIR, this process allowed CPUs ALLOWED
+a2_root() {
+	local r=$1 k bus node
+	make_root "$r"
+	mkdir -p "$r/proc/self" "$r/usr/local/sbin" "$r/sys/devices/system/cpu"
+	printf 'Name:\tnpulaunch\nCpus_allowed_list:\t%s\n' "$2" >"$r/proc/self/status"
+	echo 0-191 >"$r/sys/devices/system/cpu/online"
+	for k in 0 1 2 3 4 5 6 7; do
+		mkdir -p "$r/sys/devices/system/node/node$k"
+		echo "$((24 * k))-$((24 * k + 23))" >"$r/sys/devices/system/node/node$k/cpulist"
+	done
+	# each die's node: the one its CPU Affinity in the recorded topology lies in
+	for bus in c1:6 c2:6 81:4 82:4 01:0 02:0 41:2 42:2; do
+		node=${bus#*:}
+		mkdir -p "$r/sys/bus/pci/devices/0000:${bus%%:*}:00.0"
+		echo "$node" >"$r/sys/bus/pci/devices/0000:${bus%%:*}:00.0/numa_node"
+		echo "$((24 * node))-$((24 * node + 23))" >"$r/sys/bus/pci/devices/0000:${bus%%:*}:00.0/local_cpulist"
+	done
+	printf '#!/bin/sh\n[ "$1" = info ] || exit 2\nif [ "$2" = -t ]; then cat "%s"; else cat "%s"; fi\n' \
+		"$TOPO/a2-910b3-topo.txt" "$TOPO/a2-910b3-npu-smi.txt" >"$r/usr/local/sbin/npu-smi"
+	chmod +x "$r/usr/local/sbin/npu-smi"
+}
+
+# ---- apply --dry-run: each die on its own node ------------------------------------------------
+a2_root "$T/r" 0-191
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "# affinity: device 4: CPUs 0-11, NUMA node 0 (sysfs numa_node)"
+expect_grep "$T/out" "# affinity: device 5: CPUs 12-23, NUMA node 0 (sysfs numa_node)"
+expect_grep "$T/out" "# affinity: device 6: CPUs 48-59, NUMA node 2 (sysfs numa_node)"
+expect_grep "$T/out" "# affinity: device 7: CPUs 60-71, NUMA node 2 (sysfs numa_node)"
+expect_grep "$T/out" "cpus 0-23,48-71"
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --json
+expect_eq "$(jq -c '.affinity | [.policy, .cpus, .memory_nodes, [.dies[] | .device, .cpus, .numa_node]]' "$T/out")" \
+	'["numa-local","0-23,48-71","0,2",[4,"0-11",0,5,"12-23",0,6,"48-59",2,7,"60-71",2]]' "apply --dry-run --json's affinity"
+if command -v "${PY:=/usr/bin/python3}" >/dev/null && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" - "$NPL_SRC/docs/json/apply.schema.json" "$T/out" <<-'EOF' || fail "apply --dry-run --json against docs/json/apply.schema.json"
+		import json, sys, jsonschema
+		jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+	EOF
+fi
+# the same without sysfs's numa_node: npu-smi's topology table says it
+rm "$T"/r/sys/bus/pci/devices/*/numa_node
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "# affinity: device 6: CPUs 48-59, NUMA node 2 (npu-smi info -t topo (CPU Affinity 48-71), as $T/r/sys/bus/pci/devices/0000:41:00.0/numa_node is not there)"
+
+# ---- preflight: the check "affinity" ------------------------------------------------------------
+a2_root "$T/p" 0-191
+run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}" --json
+expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" ok "preflight's affinity check"
+expect_grep "$T/out" "device 4 CPUs 0-11 (node 0); device 5 CPUs 12-23 (node 0); device 6 CPUs 48-59 (node 2); device 7 CPUs 60-71 (node 2); the server on CPUs 0-23,48-71 of 192 this process may use"
+# a cpuset without node 2 (Slurm's, a pod's): dies 6 and 7 have no CPU there: preflight fails,
+# apply changes nothing
+a2_root "$T/q" 0-23,96-119,144-167
+run env NPULAUNCH_ROOT="$T/q" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}" --json
+expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" fail "affinity with node 2 outside the cpuset"
+expect_grep "$T/out" "affinity numa-local: device 6 is on NUMA node 2, whose CPUs (48-71) this process may not use"
+run env NPULAUNCH_ROOT="$T/q" NPULAUNCH_PREFLIGHT=0 "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 1 "apply whose affinity cannot be met"
+expect_grep "$T/err" "error: affinity numa-local: device 6 is on NUMA node 2, whose CPUs (48-71) this process may not use"
+expect_grep "$T/err" "apply: nothing was changed"
+expect_eq "$(state_of "$T/q")" "schedutil schedutil 60 1 500000 " "the host untouched"
+# fewer CPUs than the policy's minimum: 3 per die
+a2_root "$T/f" 0-2,48-50
+run env NPULAUNCH_ROOT="$T/f" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}"
+expect_grep "$T/out" "NUMA node 0 has 3 CPUs this process may use for its 2 dies: 1 each, fewer than the 5 per die the policy needs"
+# a topology that cannot be read: a warning, nothing bound
+a2_root "$T/w" 0-191
+rm "$T/w/proc/self/status"
+run env NPULAUNCH_ROOT="$T/w" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}" --json
+expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" warn "affinity without Cpus_allowed_list"
+
+# ---- one binding wins, never two -----------------------------------------------------------------
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run \
+	--env SGLANG_SET_CPU_AFFINITY=1
+expect_grep "$T/out" "# affinity: npulaunch binds nothing: the launch environment sets SGLANG_SET_CPU_AFFINITY: SGLang binds each rank itself"
+expect_nogrep "$T/out" "cpus "
+run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}" --env SGLANG_SET_CPU_AFFINITY=true --json
+expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" skip "affinity under SGLANG_SET_CPU_AFFINITY"
+# a shipped recipe whose page sets it: SGLang's; unset, npulaunch's
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" apply kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms "${SITE[@]}" \
+	--draft-model-path /models/d --dry-run
+expect_grep "$T/out" "# affinity: npulaunch binds nothing"
+run env NPULAUNCH_ROOT="$T/r" "$NPL" apply kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms "${SITE[@]}" \
+	--draft-model-path /models/d --dry-run --unset-env SGLANG_SET_CPU_AFFINITY
+expect_nogrep "$T/out" "# affinity: npulaunch binds nothing"
+# per run: --no-affinity; --cpus pins to its list instead
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --no-affinity
+expect_grep "$T/out" "# affinity: npulaunch binds nothing: --no-affinity"
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --cpus 1
+expect_grep "$T/out" "cpus 1"
+expect_nogrep "$T/out" "# affinity: device"
+# per recipe: tuning.affinity.policy none
+mkdir -p "$T/own"
+cp "$SHAPES"/*.yaml "$T/own/"
+printf 'tuning:\n  affinity:\n    policy: none\n' >>"$T/own/a2-part.yaml"
+expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$T/own" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "# affinity: npulaunch binds nothing: its tuning.affinity.policy is none"
+
+# ---- the real server pinned: a topology whose dies' CPUs are this machine's -------------------
+# each die of the instance alone on a NUMA node whose one CPU is CPU 1 (every machine this runs
+# on has CPUs 0 and 1): the server is pinned to CPU 1, as /proc/self/status of the exec'd
+# program says
+a2_root "$T/x" 1
+echo 0-1 >"$T/x/sys/devices/system/cpu/online"
+k=0
+for b in c1 c2 81 82 01 02 41 42; do
+	echo $k >"$T/x/sys/bus/pci/devices/0000:$b:00.0/numa_node"
+	echo 1 >"$T/x/sys/bus/pci/devices/0000:$b:00.0/local_cpulist"
+	echo 1 >"$T/x/sys/devices/system/node/node$k/cpulist"
+	k=$((k + 1))
+done
+mkdir -p "$T/own1"
+cp "$SHAPES"/*.yaml "$T/own1/"
+printf 'tuning:\n  affinity:\n    min_cpus_per_die: 1\n' >>"$T/own1/a2-part.yaml"
+rm -f "$T/x.bin/python3"   # make_root's is a link to the stub server: not written through
+printf '#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status >"%s"\n' "$T/x.pinned" >"$T/x.bin/python3"
+chmod +x "$T/x.bin/python3"
+expect_rc 0 env NPULAUNCH_ROOT="$T/x" NPULAUNCH_PREFLIGHT=0 PATH="$T/x.bin:$PATH" \
+	"$NPL" --recipes "$T/own1" apply $PART "${SITE[@]}" --no-tune
+expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:1" "the server's CPUs, read back"
+# without the binding: both CPUs
+expect_rc 0 env NPULAUNCH_ROOT="$T/x" NPULAUNCH_PREFLIGHT=0 PATH="$T/x.bin:$PATH" \
+	"$NPL" --recipes "$T/own1" apply $PART "${SITE[@]}" --no-tune --no-affinity
+expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:0-1" "the server's CPUs without the binding"
+finish
