@@ -118,6 +118,10 @@ void npl_tune_journal_release(struct npl_tune_journal *j);
 int npl_tune_path_allowed(const char *path);
 /* The journal's path for a root (malloc'ed). */
 char *npl_tune_journal_path(const char *root, const char *journal);
+/* One more item of a collected t: interrupt irq on CPU cpu (ROOT/proc/irq/IRQ/smp_affinity_list,
+ * journaled like the rest; why names it: "device 0 sq_send_trigger_irq"). 0, or -1 with an
+ * error when the file cannot be read or written. */
+int npl_tune_collect_irq(struct npl_tune *t, int irq, int cpu, const char *why, struct npl_diag *d);
 /* The state as JSON: {root, cpufreq, cpus, differences, items: [{name, path, current, wanted, ok}]}. */
 cJSON *npl_tune_json(const struct npl_tune *t);
 /* Parse a CPU list ("0-3,8,10-11") into a bitmap of n entries; -1 when malformed or out of range. */

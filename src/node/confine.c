@@ -80,7 +80,8 @@ static const char *const denied_sysctls[] = {
  * What rel (relative to the root, no leading '/') is: 1 a tuning file, 2 the CPU folder, 0
  * neither. The tuning files: proc/sys/..., sys/devices/system/cpu/online,
  * sys/devices/system/cpu/cpuN/cpufreq/F, sys/devices/system/cpu/cpufreq/policyN/F (where the
- * kernel's cpuN/cpufreq links lead), sys/kernel/debug/sched/...; every component plain (no
+ * kernel's cpuN/cpufreq links lead), sys/kernel/debug/sched/..., proc/irq/N/smp_affinity_list;
+ * every component plain (no
  * "." or "..", no odd characters).
  */
 static int rel_kind(const char *rel)
@@ -116,6 +117,9 @@ static int rel_kind(const char *rel)
 		return 1;
 	}
 	if (n >= 5 && IS(0, "sys") && IS(1, "kernel") && IS(2, "debug") && IS(3, "sched"))
+		return 1;
+	/* an interrupt's CPUs (a die's queues, bound by the affinity policy) */
+	if (n == 4 && IS(0, "proc") && IS(1, "irq") && numbered(c[2], len[2], "") && IS(3, "smp_affinity_list"))
 		return 1;
 	if (n >= 4 && IS(0, "sys") && IS(1, "devices") && IS(2, "system") && IS(3, "cpu")) {
 		if (n == 4)

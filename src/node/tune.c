@@ -513,6 +513,17 @@ int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *roo
 	return rc;
 }
 
+int npl_tune_collect_irq(struct npl_tune *t, int irq, int cpu, const char *why, struct npl_diag *d)
+{
+	char rel[64], want[16];
+	struct npl_tune_item *it;
+
+	snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", irq);
+	snprintf(want, sizeof(want), "%d", cpu);
+	it = add_item(t, npl_tune_path_of("", "irq %d (%s)", irq, why), rel, want);
+	return probe(t, it, 0, d) ? -1 : 0;
+}
+
 /* ---- applying, undoing, reverting ------------------------------------------------------ */
 
 /* A file in the journal's merge: its host path and its place (the old journal's entries first). */

@@ -110,6 +110,40 @@ printf 'tuning:\n  affinity:\n    policy: none\n' >>"$T/own/a2-part.yaml"
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$T/own" apply $PART "${SITE[@]}" --dry-run
 expect_grep "$T/out" "# affinity: npulaunch binds nothing: its tuning.affinity.policy is none"
 
+# ---- the dies' queue interrupts: journaled with the tuning, put back byte for byte -------------
+# device 4 (bus 01): its submission queue's interrupt on its first CPU, its completion queue's on
+# its second; its other MSI interrupt is not a queue's
+a2_root "$T/i" 0-191
+for irq in 2752 2753 2754; do
+	mkdir -p "$T/i/sys/bus/pci/devices/0000:01:00.0/msi_irqs" "$T/i/proc/irq/$irq"
+	touch "$T/i/sys/bus/pci/devices/0000:01:00.0/msi_irqs/$irq"
+	printf '0-191\n' >"$T/i/proc/irq/$irq/smp_affinity_list"
+done
+printf '           CPU0       CPU1\n2752:   0   0  ITS-MSI 1 Edge  devdrv-functional_cq\n2753:  12   0  ITS-MSI 2 Edge  sq_send_trigger_irq\n2754:  12   0  ITS-MSI 3 Edge  cq_update_irq\n' \
+	>"$T/i/proc/interrupts"
+expect_rc 0 env NPULAUNCH_ROOT="$T/i" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "tune $T/i/proc/irq/2753/smp_affinity_list  0-191 -> 0"
+expect_grep "$T/out" "tune $T/i/proc/irq/2754/smp_affinity_list  0-191 -> 1"
+expect_nogrep "$T/out" "proc/irq/2752"
+run env NPULAUNCH_ROOT="$T/i" NPULAUNCH_PREFLIGHT=0 PATH="$T/i.bin:$PATH" NPL_STUB_LOG="$T/i.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 0 "apply with the dies' interrupts: $(cat "$T/err")"
+expect_eq "$(cat "$T/i/proc/irq/2753/smp_affinity_list" "$T/i/proc/irq/2754/smp_affinity_list" "$T/i/proc/irq/2752/smp_affinity_list" | tr '\n' ' ')" \
+	"0 1 0-191 " "the interrupts' CPUs while the server runs"
+expect_rc 0 "$NPL" tune --revert --root "$T/i"
+expect_eq "$(cat "$T/i/proc/irq/2753/smp_affinity_list" "$T/i/proc/irq/2754/smp_affinity_list" | tr '\n' ' ')" \
+	"0-191 0-191 " "the interrupts put back"
+expect_eq "$(state_of "$T/i")" "schedutil schedutil 60 1 500000 " "the rest put back"
+# an interrupt file that cannot be written: nothing changes
+a2_root "$T/j" 0-191
+mkdir -p "$T/j/sys/bus/pci/devices/0000:01:00.0/msi_irqs/2753" "$T/j/proc/irq/2753"
+printf '2753:  12   0  ITS-MSI 2 Edge  sq_send_trigger_irq\n' >"$T/j/proc/interrupts"
+mkfifo "$T/j/proc/irq/2753/smp_affinity_list"
+run env NPULAUNCH_ROOT="$T/j" NPULAUNCH_PREFLIGHT=0 PATH="$T/j.bin:$PATH" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 1 "apply with a FIFO for an interrupt's file"
+expect_grep "$T/err" "irq 2753 (device 4 sq_send_trigger_irq)"
+expect_eq "$(state_of "$T/j")" "schedutil schedutil 60 1 500000 " "the host untouched"
+
 # ---- the real server pinned: a topology whose dies' CPUs are this machine's -------------------
 # each die of the instance alone on a NUMA node whose one CPU is CPU 1 (every machine this runs
 # on has CPUs 0 and 1): the server is pinned to CPU 1, as /proc/self/status of the exec'd
