@@ -193,6 +193,9 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_render(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_diff(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli);
+/* status --affinity (cmd_status_affinity.c): the servers of plan on this node read back against
+ * their dies' sets (root: NULL or the root prefix); printed, as JSON too with json. An exit code. */
+int npl_cli_status_affinity(struct npl_cli *cli, const cJSON *plan, const char *root, int json);
 int npl_cmd_apply(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_preflight(int argc, char **argv, struct npl_cli *cli);
 int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli);

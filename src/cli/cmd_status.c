@@ -10,6 +10,7 @@
 static void help(void)
 {
 	puts("usage: npulaunch status [BUNDLE | ID|QUERY [site values]] [--timeout S] [--json]\n"
+	     "       npulaunch status --affinity [BUNDLE | ID|QUERY [site values]] [--root DIR] [--json]\n"
 	     "\n"
 	     "Probe every endpoint of a deployment (each prefill, decode or PD-mixed server instance,\n"
 	     "and the router): a row per endpoint with role, instance, URL, up or down, the latency\n"
@@ -20,6 +21,12 @@ static void help(void)
 	     "Options:\n"
 	     "  --timeout S  bound of each request, 0.001 to 3600, decimal like 1.5 (default 2)\n"
 	     "  --json       [{role, instance, url, up, code, latency_ms, model, error}]\n"
+	     "  --affinity   on a node, probe nothing: read back where the plan's servers that run\n"
+	     "               here run: each thread's CPUs (/proc/PID/task/TID/status) within its\n"
+	     "               dies', each process's memory policy (numa_maps) on their nodes, as apply\n"
+	     "               binds them (docs/operators-guide.md, \"Affinity\"); exit 1 on a mismatch\n"
+	     "               or when none runs. --json: [{role, node, pid, tid, what, found, want, ok}]\n"
+	     "  --root DIR   with --affinity: treat DIR as / (default: $NPULAUNCH_ROOT, else /)\n"
 	     "  query        MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT\n"
 	     "               --prefix-cache PCT --cards N --mode M --hardware H [--nearest]\n"
 	     "               instead of an id\n"
@@ -39,8 +46,8 @@ static const struct npl_number_spec request_seconds = {"a number of seconds", 0.
 /* What the command line asks of status. */
 struct status_opts {
 	struct npl_cli_recipe_opts ro;
-	const char *arg;
-	int json, help;
+	const char *arg, *root;
+	int json, help, affinity;
 	double timeout;
 };
 
@@ -50,6 +57,8 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct status_
 	static const struct option own[] = {
 		{"timeout", required_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
+		{"affinity", no_argument, NULL, 'A'},
+		{"root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -63,6 +72,8 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct status_
 				goto out;
 			break;
 		case 'j': o->json = 1; break;
+		case 'A': o->affinity = 1; break;
+		case 'R': o->root = optarg; break;
 		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -79,6 +90,10 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct status_
 		goto out;
 	}
 	o->arg = optind < argc ? argv[optind] : NULL;
+	if (o->root && !o->affinity)
+		rc = npl_cli_usage_error("status", "--root goes with --affinity");
+	else if (o->root && o->root[0] != '/')
+		rc = npl_cli_usage_error("status", "--root must be an absolute path, not '%s'", o->root);
 out:
 	free(opts);
 	return rc;
@@ -189,6 +204,12 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
 		goto out;
+	if (o.affinity) {
+		const char *r = o.root ? o.root : getenv("NPULAUNCH_ROOT");
+
+		rc = npl_cli_status_affinity(cli, plan, r && *r ? r : NULL, o.json);
+		goto out;
+	}
 	n = npl_cli_endpoints(cli, plan, 1, &eps);
 	if ((rc = endpoints_known(cli, eps, n)))
 		goto out;

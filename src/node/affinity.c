@@ -603,3 +603,161 @@ void npl_affinity_release(struct npl_affinity *a)
 {
 	npl_arena_release(&a->arena);
 }
+
+/* ---- read back ------------------------------------------------------------------------------ */
+
+/* 1 when the NUL-separated words of cmd (n bytes) hold "--port" port and a word with "sglang" */
+static int is_server(const char *cmd, size_t n, const char *port)
+{
+	const char *w = cmd, *end = cmd + n, *prev = NULL;
+	int has_port = 0, sg = 0;
+
+	for (; w < end; w += strlen(w) + 1) {
+		if (prev && !strcmp(prev, "--port") && !strcmp(w, port))
+			has_port = 1;
+		if (strstr(w, "--port=") == w && !strcmp(w + 7, port))
+			has_port = 1;
+		sg |= strstr(w, "sglang") != NULL;
+		prev = w;
+	}
+	return has_port && sg;
+}
+
+static void finding(cJSON *out, long pid, long tid, const char *what, const char *found, int ok)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(f, "pid", (double)pid);
+	cJSON_AddNumberToObject(f, "tid", (double)tid);
+	cJSON_AddStringToObject(f, "what", what);
+	cJSON_AddStringToObject(f, "found", found);
+	cJSON_AddBoolToObject(f, "ok", ok);
+	cJSON_AddItemToArray(out, f);
+}
+
+static int by_long(const void *x, const void *y)
+{
+	long a = *(const long *)x, b = *(const long *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The numbered entries of folder dir (processes, threads), ascending; their count. */
+static int numbered_entries(struct npl_arena *a, const char *dir, long **out)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	int n = 0, cap = 0;
+
+	*out = NULL;
+	while (dp && (e = readdir(dp))) {
+		long v = npl_parse_uint(e->d_name);
+
+		if (v <= 0)
+			continue;
+		if (n == cap) {
+			*out = npl_arena_grow(a, *out, (size_t)cap, (size_t)(cap ? cap * 2 : 64), sizeof(long));
+			cap = cap ? cap * 2 : 64;
+		}
+		(*out)[n++] = v;
+	}
+	if (dp)
+		closedir(dp);
+	if (n)
+		qsort(*out, (size_t)n, sizeof(long), by_long);
+	return n;
+}
+
+/* A process's threads against want (a CPU set); the mismatches */
+static int threads(struct npl_arena *a, const char *root, long pid, const unsigned char *want, cJSON *out)
+{
+	char *dir = npl_arena_printf(a, "%s/proc/%ld/task", root, pid);
+	unsigned char *got = npl_arena_alloc(a, NPL_AFF_MAX_CPUS);
+	long *tids;
+	int bad = 0, n = numbered_entries(a, dir, &tids);
+
+	for (int i = 0; i < n; i++) {
+		long tid = tids[i];
+		struct npl_diag q = NPL_DIAG_INIT;
+		char *st, *l;
+		int ok = 1;
+
+		st = npl_read_file_max(a, npl_arena_printf(a, "%s/%ld/status", dir, tid), FACT_MAX, NULL, &q);
+		npl_diag_release(&q);
+		l = st ? strstr(st, "Cpus_allowed_list:") : NULL;
+		if (!l)
+			continue;   /* a thread that ended meanwhile */
+		l += strlen("Cpus_allowed_list:");
+		l += strspn(l, " \t");
+		l[strcspn(l, "\n")] = 0;
+		if (npl_cpu_list_parse(l, got, NPL_AFF_MAX_CPUS))
+			ok = 0;
+		for (int c = 0; ok && c < NPL_AFF_MAX_CPUS; c++)
+			ok = !got[c] || want[c];
+		finding(out, pid, tid, "cpus", l, ok);
+		bad += !ok;
+	}
+	return bad;
+}
+
+/* The process's memory policy: the first mapping's in numa_maps ("prefer:6", "bind:0-1",
+ * "prefer (many):0,2", "default"), against the nodes want ("0,2"); 1 on a mismatch */
+static int policy(struct npl_arena *a, const char *root, long pid, const char *want, cJSON *out)
+{
+	struct npl_diag q = NPL_DIAG_INIT;
+	char *m = npl_read_file_max(a, npl_arena_printf(a, "%s/proc/%ld/numa_maps", root, pid), FACT_MAX, NULL, &q);
+	char *p, *colon;
+	size_t n;
+	int ok = 0;
+
+	npl_diag_release(&q);
+	if (!m || !*want)
+		return 0;
+	p = m + strcspn(m, " \n");       /* past the mapping's address */
+	p += strspn(p, " ");
+	p[strcspn(p, "\n")] = 0;
+	colon = strchr(p, ':');
+	if (colon && strncmp(p, "default", 7)) {
+		n = strcspn(colon + 1, " ");
+		colon[1 + n] = 0;              /* "prefer (many):0,2" */
+		ok = n == strlen(want) && !strncmp(colon + 1, want, n);
+	} else {
+		p[strcspn(p, " ")] = 0;        /* "default" */
+	}
+	finding(out, pid, pid, "memory", p, ok);
+	return !ok;
+}
+
+int npl_affinity_readback(const char *root, const char *port, const char *cpus, const char *mems, cJSON *out)
+{
+	struct npl_arena a;
+	char *dir;
+	unsigned char *want;
+	long *pids;
+	int bad = 0, found = 0, np;
+
+	npl_arena_init(&a);
+	root = root ? root : "";
+	want = npl_arena_alloc(&a, NPL_AFF_MAX_CPUS);
+	dir = npl_arena_printf(&a, "%s/proc", root);
+	if (npl_cpu_list_parse(cpus, want, NPL_AFF_MAX_CPUS)) {
+		npl_arena_release(&a);
+		return -1;
+	}
+	np = numbered_entries(&a, dir, &pids);
+	for (int i = 0; i < np; i++) {
+		long pid = pids[i];
+		struct npl_diag q = NPL_DIAG_INIT;
+		size_t n = 0;
+		char *cmd;
+
+		cmd = npl_read_file_max(&a, npl_arena_printf(&a, "%s/%ld/cmdline", dir, pid), FACT_MAX, &n, &q);
+		npl_diag_release(&q);
+		if (!cmd || !is_server(cmd, n, port))
+			continue;
+		found++;
+		bad += threads(&a, root, pid, want, out) + policy(&a, root, pid, mems, out);
+	}
+	npl_arena_release(&a);
+	return found ? bad : -1;
+}

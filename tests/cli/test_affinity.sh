@@ -110,6 +110,46 @@ printf 'tuning:\n  affinity:\n    policy: none\n' >>"$T/own/a2-part.yaml"
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$T/own" apply $PART "${SITE[@]}" --dry-run
 expect_grep "$T/out" "# affinity: npulaunch binds nothing: its tuning.affinity.policy is none"
 
+# ---- status --affinity: the running server read back ---------------------------------------------
+# a server process of this node (its command line has the instance's --port) with two threads:
+# one within its dies' CPUs, one on every CPU (SGLang's own binding, or none, would leave it
+# there); its memory preferred on the dies' nodes
+expect_rc 0 env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --json
+port=$(jq -r '.instances[0].argv | index("--port") as $i | .[$i + 1]' "$T/out")
+mkdir -p "$T/p/proc/4242/task/4242" "$T/p/proc/4242/task/4243" "$T/p/proc/77"
+printf 'python3\0-m\0sglang.launch_server\0--port\0%s\0' "$port" >"$T/p/proc/4242/cmdline"
+printf 'bash\0-c\0sleep 1\0' >"$T/p/proc/77/cmdline"
+printf 'Name:\tpython3\nCpus_allowed_list:\t0-23,48-71\n' >"$T/p/proc/4242/task/4242/status"
+printf 'Name:\tpython3\nCpus_allowed_list:\t0-191\n' >"$T/p/proc/4242/task/4243/status"
+printf '7f0000000000 prefer (many):0,2 anon=3 dirty=3\n7f0000100000 default file=/x\n' >"$T/p/proc/4242/numa_maps"
+run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" status --affinity $PART "${SITE[@]}"
+expect_eq "$rc" 1 "status --affinity with a thread off its dies"
+expect_grep "$T/out" "pd-mixed node 0: process 4242 thread 4242: cpus 0-23,48-71 ok (its dies': 0-23,48-71)"
+expect_grep "$T/out" "pd-mixed node 0: process 4242 thread 4243: cpus 0-191 MISMATCH (its dies': 0-23,48-71)"
+expect_grep "$T/out" "pd-mixed node 0: process 4242 thread 4242: memory prefer (many):0,2 ok (its dies': 0,2)"
+expect_grep "$T/err" "status: --affinity: 1 mismatch"
+printf 'Name:\tpython3\nCpus_allowed_list:\t12-23\n' >"$T/p/proc/4242/task/4243/status"
+expect_rc 0 env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" status --affinity $PART "${SITE[@]}" --json
+expect_eq "$(jq -c '[.[] | [.pid, .tid, .what, .found, .ok]]' "$T/out")" \
+	'[[4242,4242,"cpus","0-23,48-71",true],[4242,4243,"cpus","12-23",true],[4242,4242,"memory","prefer (many):0,2",true]]' \
+	"status --affinity --json"
+if [[ -n ${PY:-} ]] && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" - "$NPL_SRC/docs/json/status.schema.json" "$T/out" <<-'EOF' || fail "status --affinity --json against docs/json/status.schema.json"
+		import json, sys, jsonschema
+		jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+	EOF
+fi
+printf '7f0000000000 default anon=3\n' >"$T/p/proc/4242/numa_maps"
+run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" status --affinity $PART "${SITE[@]}"
+expect_eq "$rc" 1 "status --affinity with the memory policy not the dies'"
+expect_grep "$T/out" "memory default MISMATCH (its dies': 0,2)"
+rm -r "$T/p/proc/4242"
+run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" status --affinity $PART "${SITE[@]}"
+expect_eq "$rc" 1 "status --affinity with no server running"
+expect_grep "$T/out" "pd-mixed node 0: no server with --port $port runs here"
+expect_rc 2 "$NPL" --recipes "$SHAPES" status $PART "${SITE[@]}" --root "$T/p"
+expect_grep "$T/err" "--root goes with --affinity"
+
 # ---- the dies' queue interrupts: journaled with the tuning, put back byte for byte -------------
 # device 4 (bus 01): its submission queue's interrupt on its first CPU, its completion queue's on
 # its second; its other MSI interrupt is not a queue's
