@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/affinity.h"
 #include "npulaunch/cli.h"
 #include "npulaunch/text.h"
 
@@ -180,6 +181,30 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 	}
 }
 
+/* The role's affinity policy and who binds its servers: npulaunch or SGLang (affinity.h's rule) */
+static void show_affinity(const cJSON *role, const struct out *o, struct npl_buf *b)
+{
+	const cJSON *pol, *p;
+	const char *why;
+
+	if (strcmp(npl_json_str(role, "program") ? npl_json_str(role, "program") : "", "server"))
+		return;
+	why = npl_affinity_owner(role, 0, &pol);
+	if (!(p = cJSON_GetObjectItemCaseSensitive(pol, "policy")))
+		return;
+	npl_buf_reset(b);
+	npl_buf_printf(b, "affinity %s, at least %d CPUs per die%s: ", npl_json_str(p, "value"),
+		       npl_json_int(cJSON_GetObjectItemCaseSensitive(pol, "min_cpus_per_die"), "value", 1),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pol, "irqs"), "value"))
+			       ? ", its queue interrupts on its first two"
+			       : "");
+	if (why)
+		npl_buf_printf(b, "npulaunch binds nothing (%s)", why);
+	else
+		npl_buf_puts(b, "apply binds each server to its dies' CPUs and NUMA nodes, from the node's topology");
+	line_with_origin(o, "  tune    ", npl_buf_str(b), cJSON_GetObjectItemCaseSensitive(p, "origin"));
+}
+
 static void show_role(const cJSON *role, const struct out *o)
 {
 	const cJSON *it, *node, *tuning = cJSON_GetObjectItemCaseSensitive(role, "tuning");
@@ -209,6 +234,7 @@ static void show_role(const cJSON *role, const struct out *o)
 			npl_pval_display(&b, npl_json_str(it, "value"), NULL);
 			line_with_origin(o, "  tune    ", npl_buf_str(&b), cJSON_GetObjectItemCaseSensitive(it, "origin"));
 		}
+		show_affinity(role, o, &b);
 	}
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(role, "unset"))
 		line_with_origin(o, "  unset   ", npl_json_str(it, "name"), cJSON_GetObjectItemCaseSensitive(it, "origin"));

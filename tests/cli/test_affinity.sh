@@ -84,6 +84,11 @@ run env NPULAUNCH_ROOT="$T/w" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE
 expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" warn "affinity without Cpus_allowed_list"
 
 # ---- one binding wins, never two -----------------------------------------------------------------
+# show says which, from the plan alone
+expect_rc 0 "$NPL" --recipes "$SHAPES" show $PART --explain
+expect_grep "$T/out" "tune    affinity numa-local, at least 5 CPUs per die, its queue interrupts on its first two: apply binds each server to its dies' CPUs and NUMA nodes, from the node's topology"
+expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
+expect_grep "$T/out" "affinity even-slice, at least 5 CPUs per die, its queue interrupts on its first two: npulaunch binds nothing (the launch environment sets SGLANG_SET_CPU_AFFINITY"
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run \
 	--env SGLANG_SET_CPU_AFFINITY=1
 expect_grep "$T/out" "# affinity: npulaunch binds nothing: the launch environment sets SGLANG_SET_CPU_AFFINITY: SGLang binds each rank itself"
