@@ -87,6 +87,12 @@ void npl_launch_cpus(struct npl_launch_node *l, const char *root);
  * error; a fact that cannot be read a warning, and nothing is bound. npu-smi is run with a
  * timeout of timeout seconds. */
 void npl_launch_affinity(struct npl_launch_node *l, const char *root, double timeout);
+/* The sets of every die npu-smi lists on this node under policy (a tuning.affinity; plan, when
+ * not NULL, names where npu-smi is), for tune --dry-run: npl_affinity_compute()'s result, af
+ * filled (released by the caller). */
+struct npl_affinity;
+int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+			     double timeout, struct npl_arena *a, struct npl_diag *d);
 
 /* A dry run: the whole plan for this node on stdout, as shell-like text or as JSON ({recipe, role,
  * node, addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s, instances, stops}). */

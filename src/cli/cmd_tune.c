@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npulaunch/affinity.h"
 #include "npulaunch/cli.h"
+#include "npulaunch/launch.h"
 #include "npulaunch/resolve.h"
 #include "npulaunch/text.h"
 #include "npulaunch/tune.h"
@@ -26,7 +28,9 @@ static void help(void)
 	     "                 nothing is changed when any file cannot be written or the journal\n"
 	     "                 is invalid\n"
 	     "  --dry-run      list what --apply would change, and what it would stop on (a file\n"
-	     "                 it cannot write: exit 1); nothing is changed\n"
+	     "                 it cannot write: exit 1); nothing is changed. With an affinity policy\n"
+	     "                 (tuning.affinity), also each die's CPUs, NUMA node and queue\n"
+	     "                 interrupts on this node, and why (apply binds a server to its dies')\n"
 	     "  --revert       check the whole journal and every file it names, restore them byte\n"
 	     "                 for byte, then remove the journal (kept on any failure)\n"
 	     "  --hardware H   the profile of hardware H instead of a recipe's\n"
@@ -246,15 +250,51 @@ static int check(const struct npl_tune *t, int json)
 	return NPL_EXIT_OK;
 }
 
-/* --dry-run: what --apply would change, then what it would stop on. An exit code. */
-static int dry_run(struct npl_cli *cli, struct npl_tune *t, int json)
+/* The affinity policy of tuning on this node: every die npu-smi lists and its set, as text, or
+ * into j ("affinity") as JSON. */
+static void dry_affinity(struct npl_cli *cli, const cJSON *tuning, const char *root, cJSON *j)
+{
+	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(tuning, "affinity");
+	struct npl_affinity *af;
+	struct npl_diag d = NPL_DIAG_INIT;
+
+	if (!npl_json_str(cJSON_GetObjectItemCaseSensitive(pol, "policy"), "value"))
+		return;
+	af = npl_xcalloc(1, sizeof(*af));
+	if (npl_launch_affinity_node(af, pol, NULL, root, 10, &cli->arena, &d) == 0) {
+		if (j)
+			cJSON_AddItemToObject(j, "affinity", npl_affinity_json(af));
+		else
+			npl_affinity_print(af, stdout);
+	} else {
+		char *msg = d.n ? npl_diag_format(&d, &d.v[0], 0) : NULL;
+
+		if (j)
+			cJSON_AddStringToObject(j, "affinity", msg ? msg : "the topology could not be read");
+		else
+			printf("affinity: %s\n", msg ? msg : "the topology could not be read");
+		free(msg);
+	}
+	npl_affinity_release(af);
+	npl_diag_release(&d);
+	free(af);
+}
+
+/* --dry-run: what --apply would change, then what it would stop on; the affinity policy's sets
+ * (apply binds the servers to them). An exit code. */
+static int dry_run(struct npl_cli *cli, struct npl_tune *t, int json, const cJSON *tuning, const char *root)
 {
 	int n = npl_tune_differences(t);
 
-	if (json)
-		print_json(npl_tune_json(t));
-	else
+	if (json) {
+		cJSON *j = npl_tune_json(t);
+
+		dry_affinity(cli, tuning, root, j);
+		print_json(j);
+	} else {
 		print_check(t);
+		dry_affinity(cli, tuning, root, NULL);
+	}
 	if (npl_tune_writable(t, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: tune: --dry-run: --apply would stop on the above; nothing was changed\n");
@@ -324,7 +364,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 	if (o.mode == CHECK)
 		rc = check(&t, o.json);
 	else if (o.mode == DRY)
-		rc = dry_run(cli, &t, o.json);
+		rc = dry_run(cli, &t, o.json, tuning, o.root);
 	else
 		rc = apply(cli, &t, &o);
 out:

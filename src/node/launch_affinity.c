@@ -9,23 +9,55 @@
 #include "npulaunch/affinity.h"
 #include "npulaunch/launch.h"
 #include "npulaunch/plan.h"
+#include "npulaunch/preflight.h"
 #include "npulaunch/proc.h"
 
 #define MAX_IDS 256
 
 /* What npu-smi prints for args (info, info -t topo), or NULL when it cannot be run. */
-static const char *smi(struct npl_launch_node *l, const char *root, double timeout, int topo)
+static const char *smi(struct npl_arena *a, const cJSON *dirs, const char *root, double timeout, int topo)
 {
 	char *argv[] = {(char *)"npu-smi", (char *)"info", topo ? (char *)"-t" : NULL, (char *)"topo", NULL};
-	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(l->plan, "recipe"), "preflight"),
-		"tool_path");
-	const char *tool = npl_proc_find(l->arena, "npu-smi", dirs, root), *out = NULL;
+	const char *tool = npl_proc_find(a, "npu-smi", dirs, root), *out = NULL;
 	int status;
 
-	if (!tool || npl_proc_run(l->arena, tool, argv, timeout, 1 << 20, &out, &status) != NPL_PROC_OK || status)
+	if (!tool || npl_proc_run(a, tool, argv, timeout, 1 << 20, &out, &status) != NPL_PROC_OK || status)
 		return NULL;
 	return out;
+}
+
+static const cJSON *tool_dirs(const cJSON *plan)
+{
+	return cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "preflight"), "tool_path");
+}
+
+int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+			     double timeout, struct npl_arena *a, struct npl_diag *d)
+{
+	struct npl_aff_opts o;
+	struct npl_pf_smi s;
+	const char *why = NULL;
+	int *ids, n = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.policy = policy;
+	o.root = root;
+	o.smi = smi(a, tool_dirs(plan), root, timeout, 0);
+	o.topo = o.smi ? smi(a, tool_dirs(plan), root, timeout, 1) : NULL;
+	if (o.smi && npl_pf_parse_smi(o.smi, &s, a, &why) == 0) {
+		n = s.ndies;
+		free(s.dies);
+		free(s.procs);
+	}
+	if (!n)
+		return npl_error(d, NULL, "npu-smi info listed no die (not found on PATH, failed, or printed a layout npulaunch does not know): nothing to bind");
+	ids = npl_arena_calloc(a, (size_t)n + 1, sizeof(int));
+	for (int i = 0; i < n; i++)
+		ids[i] = i;
+	o.devices = ids;
+	o.ndevices = n;
+	return npl_affinity_compute(af, &o, d);
 }
 
 void npl_launch_affinity(struct npl_launch_node *l, const char *root, double timeout)
@@ -43,8 +75,8 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 	o.root = root;
 	o.devices = ids;
 	o.ndevices = npl_plan_node_devices(l->role, l->node, ids, MAX_IDS);
-	o.smi = smi(l, root, timeout, 0);
-	o.topo = o.smi ? smi(l, root, timeout, 1) : NULL;
+	o.smi = smi(l->arena, tool_dirs(l->plan), root, timeout, 0);
+	o.topo = o.smi ? smi(l->arena, tool_dirs(l->plan), root, timeout, 1) : NULL;
 	af = npl_xcalloc(1, sizeof(*af));
 	if (npl_affinity_compute(af, &o, &d)) {
 		/* said where it was found: an error when the policy cannot be met (preflight fails on

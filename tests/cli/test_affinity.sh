@@ -62,6 +62,22 @@ a2_root "$T/p" 0-191
 run env NPULAUNCH_ROOT="$T/p" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}" --json
 expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")" ok "preflight's affinity check"
 expect_grep "$T/out" "device 4 CPUs 0-11 (node 0); device 5 CPUs 12-23 (node 0); device 6 CPUs 48-59 (node 2); device 7 CPUs 60-71 (node 2); the server on CPUs 0-23,48-71 of 192 this process may use"
+# tune --dry-run: every die of the node, its set and why (no instance: all eight)
+run env PATH="$T/p/usr/local/sbin:$PATH" "$NPL" tune --dry-run --hardware ascend-a2 --root "$T/p"
+expect_eq "$rc" 0 "tune --dry-run with the A2 profile: $(cat "$T/err")"
+expect_grep "$T/out" "affinity: numa-local (the plan's policy), at least 5 CPUs per die; CPUs 0-191 may be used (Cpus_allowed_list of $T/p/proc/self/status)"
+expect_grep "$T/out" "  device 0 (0000:c1:00.0, NUMA node 6 from sysfs numa_node): CPUs 144-155, memory on node 6"
+expect_grep "$T/out" "  device 7 (0000:42:00.0, NUMA node 2 from sysfs numa_node): CPUs 60-71, memory on node 2"
+expect_grep "$T/out" "  the server: CPUs 0-23,48-71,96-119,144-167, memory on node(s) 0,2,4,6"
+run env PATH="$T/p/usr/local/sbin:$PATH" "$NPL" tune --dry-run --hardware ascend-a2 --root "$T/p" --json
+expect_eq "$(jq -c '[.affinity.dies[] | .cpus]' "$T/out")" '["144-155","156-167","96-107","108-119","0-11","12-23","48-59","60-71"]' \
+	"tune --dry-run --json's affinity"
+if [[ -n ${PY:-} ]] && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" - "$NPL_SRC/docs/json/tune.schema.json" "$T/out" <<-'EOF' || fail "tune --dry-run --json against docs/json/tune.schema.json"
+		import json, sys, jsonschema
+		jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+	EOF
+fi
 # a cpuset without node 2 (Slurm's, a pod's): dies 6 and 7 have no CPU there: preflight fails,
 # apply changes nothing
 a2_root "$T/q" 0-23,96-119,144-167
