@@ -315,7 +315,10 @@ static int read_dies(struct npl_affinity *a, const struct npl_aff_opts *o, struc
 		die->node_from = "npu-smi info did not list it";
 		die->cpus = npl_arena_calloc(&a->arena, NPL_AFF_MAX_CPUS, 1);
 		die->first[0] = die->first[1] = -1;
-		if (i < smi.ndies && smi.dies[i].bus) {
+		/* a PCI address (hex digits, ':' and '.'): nothing else names a folder under sysfs */
+		if (i < smi.ndies && smi.dies[i].bus && *smi.dies[i].bus &&
+		    strspn(smi.dies[i].bus, "0123456789abcdefABCDEF:.") == strlen(smi.dies[i].bus) &&
+		    strlen(smi.dies[i].bus) < 32) {
 			char *p = npl_arena_strdup(&a->arena, smi.dies[i].bus);
 
 			for (char *q = p; *q; q++)

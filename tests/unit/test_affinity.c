@@ -385,6 +385,19 @@ static void bad_facts(void **state)
 	assert_non_null(strstr(npl_test_msg(&f->d, 0), "/proc/self/status: error: no Cpus_allowed_list"));
 	fx_free(f);
 
+	/* an npu-smi whose Bus-Id would lead out of sysfs: no PCI device, so no node */
+	f = fx_new("0-191");
+	a2(f, 1);
+	{
+		char *q = strstr(f->smi, "0000:C1:00.0");
+
+		memcpy(q, "../../../..", 11);
+	}
+	assert_int_equal(run(f, "numa-local", 5, all8, 8), 0);
+	assert_null(f->a.dies[0].pci);
+	assert_string_equal(f->a.policy, "even-slice");
+	fx_free(f);
+
 	f = fx_new("0-191,9000");
 	a2(f, 1);
 	assert_int_equal(run(f, "numa-local", 5, all8, 8), -1);
