@@ -92,6 +92,12 @@ int npl_plan_node_ports(const cJSON *role, int index, struct npl_plan_port *out,
  * to max in ids, their count. */
 int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max);
 
+/* Who binds node index of a server role to its dies' CPUs: NULL when npulaunch does (apply, and
+ * the role's rendered script alike), with *policy its tuning.affinity; otherwise why not (its
+ * policy is none, or the node's launch environment sets SGLANG_SET_CPU_AFFINITY to a true value,
+ * as SGLang's EnvBool reads it: 1, true, yes, on in any case). affinity.h says more. */
+const char *npl_plan_affinity_owner(const cJSON *role, int index, const cJSON **policy);
+
 /* The benchmark flags that tell one workload from another, each {results record's key, flag,
  * name}, the request rate last: verify matches a run to its benchmark by them (node/bench.c), and
  * the benchmarks of a recipe must differ in one (plan/roles.c). */

@@ -260,6 +260,55 @@ static cJSON *preflight_view(const cJSON *role)
 	return v;
 }
 
+/* Where a server script binds to its dies' CPUs (templates/_affinity.sh.tmpl): where apply does
+ * (npl_plan_affinity_owner()), per node its policy's devices, or why not; false when no node of
+ * the role binds, and then the script holds no affinity code. */
+static cJSON *affinity_view(const cJSON *role)
+{
+	const char *prog = npl_json_str(role, "program");
+	const cJSON *node, *policy = NULL;
+	cJSON *v, *nodes;
+	int seen[1024] = {0}, any = 0;
+
+	if (!prog || strcmp(prog, "server"))
+		return cJSON_CreateFalse();
+	v = cJSON_CreateObject();
+	nodes = cJSON_AddArrayToObject(v, "nodes");
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		int index = npl_json_int(node, "index", 0), ids[256], n = 0;
+		const char *why;
+		struct npl_buf b = NPL_BUF_INIT;
+		cJSON *o;
+
+		if (index < 0 || index >= 1024 || seen[index]++)
+			continue;
+		why = npl_plan_affinity_owner(role, index, &policy);
+		if (!why && !(n = npl_plan_node_devices(role, index, ids, 256)))
+			continue;   /* an instance on no die: nothing to bind, nothing said (as apply) */
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "index", index);
+		if (why) {
+			cJSON_AddStringToObject(o, "note", why);
+		} else {
+			cJSON_AddFalseToObject(o, "note");
+			any = 1;
+		}
+		for (int i = 0; i < n; i++)
+			npl_buf_printf(&b, "%s%d", i ? " " : "", ids[i]);
+		cJSON_AddStringToObject(o, "devices", npl_buf_str(&b));
+		npl_buf_release(&b);
+		cJSON_AddItemToArray(nodes, o);
+	}
+	if (!any) {
+		cJSON_Delete(v);
+		return cJSON_CreateFalse();
+	}
+	policy = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(role, "tuning"), "affinity");
+	cJSON_AddStringToObject(v, "policy", npl_json_str(cJSON_GetObjectItemCaseSensitive(policy, "policy"), "value"));
+	cJSON_AddNumberToObject(v, "min", npl_json_int(cJSON_GetObjectItemCaseSensitive(policy, "min_cpus_per_die"), "value", 1));
+	return v;
+}
+
 static cJSON *role_view(const cJSON *plan, const cJSON *role)
 {
 	cJSON *v = cJSON_CreateObject(), *nl;
@@ -311,6 +360,7 @@ static cJSON *role_view(const cJSON *plan, const cJSON *role)
 		cJSON_AddNullToObject(v, "node_list");
 	}
 	cJSON_AddItemToObject(v, "preflight", preflight_view(role));
+	cJSON_AddItemToObject(v, "affinity", affinity_view(role));
 	/* the router waits for every server endpoint */
 	{
 		cJSON *urls = cJSON_CreateArray();

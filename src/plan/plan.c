@@ -458,3 +458,35 @@ int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max)
 	}
 	return n;
 }
+
+/* SGLang's EnvBool: 1, true, yes, on (any case) */
+static int env_true(const char *v)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+
+	for (size_t i = 0; v && i < NPL_ARRAY_SIZE(yes); i++)
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+	return 0;
+}
+
+const char *npl_plan_affinity_owner(const cJSON *role, int index, const cJSON **policy)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(role, "tuning"), "affinity");
+	const char *want = npl_json_str(cJSON_GetObjectItemCaseSensitive(p, "policy"), "value");
+	const cJSON *node, *e;
+
+	*policy = p;
+	if (!want || !strcmp(want, "none"))
+		return "its tuning.affinity.policy is none";
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		if (npl_json_int(node, "index", 0) != index)
+			continue;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env"))
+			if (!strcmp(npl_json_str(e, "name") ? npl_json_str(e, "name") : "", "SGLANG_SET_CPU_AFFINITY") &&
+			    env_true(npl_json_str(e, "value")))
+				return "the launch environment sets SGLANG_SET_CPU_AFFINITY: SGLang binds each rank itself "
+				       "(by device number, not the topology), and would overwrite a binding around it";
+	}
+	return NULL;
+}

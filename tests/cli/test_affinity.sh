@@ -35,6 +35,21 @@ a2_root() {
 	chmod +x "$r/usr/local/sbin/npu-smi"
 }
 
+# same_sets ROOT WHAT [RECIPES]: the rendered script's --affinity-only prints the lines apply
+# --dry-run prints about the CPUs ("# affinity: ...", "cpus ..."), byte for byte, from the facts
+# under ROOT (issue 26: apply and the scripts compute the same sets from the same facts)
+same_sets() {
+	local r=$1 what=$2 recipes=${3:-$SHAPES}
+	rm -rf "$T/sb"
+	"$NPL" --recipes "$recipes" render $PART "${SITE[@]}" -o "$T/sb" >/dev/null 2>&1 || fail "render $PART ($what)"
+	run env NPULAUNCH_ROOT="$r" "$NPL" --recipes "$recipes" apply $PART "${SITE[@]}" --dry-run
+	grep -E '^(# affinity: |cpus )' "$T/out" >"$T/want"
+	[[ -s $T/want ]] || fail "$what: apply --dry-run says nothing about affinity: $(cat "$T/out" "$T/err")"
+	run env NPULAUNCH_ROOT="$r" bash "$T/sb/pd-mixed.sh" --affinity-only
+	expect_eq "$rc" 0 "$what: pd-mixed.sh --affinity-only's status ($(head -c 2000 "$T/err"))"
+	expect_eq "$(cat "$T/out")" "$(cat "$T/want")" "$what: the script's sets against apply --dry-run's"
+}
+
 # ---- apply --dry-run: each die on its own node ------------------------------------------------
 a2_root "$T/r" 0-191
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
@@ -52,10 +67,12 @@ if command -v "${PY:=/usr/bin/python3}" >/dev/null && "$PY" -c 'import jsonschem
 		jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
 	EOF
 fi
+same_sets "$T/r" "the recorded A2 node"
 # the same without sysfs's numa_node: npu-smi's topology table says it
 rm "$T"/r/sys/bus/pci/devices/*/numa_node
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
 expect_grep "$T/out" "# affinity: device 6: CPUs 48-59, NUMA node 2 (npu-smi info -t topo (CPU Affinity 48-71), as $T/r/sys/bus/pci/devices/0000:41:00.0/numa_node is not there)"
+same_sets "$T/r" "without numa_node: npu-smi's topology table"
 
 # ---- preflight: the check "affinity" ------------------------------------------------------------
 a2_root "$T/p" 0-191
@@ -205,6 +222,59 @@ expect_eq "$rc" 1 "apply with a FIFO for an interrupt's file"
 expect_grep "$T/err" "irq 2753 (device 4 sq_send_trigger_irq)"
 expect_eq "$(state_of "$T/j")" "schedutil schedutil 60 1 500000 " "the host untouched"
 
+# ---- the rendered script: the same sets as apply, from the same facts --------------------------
+# a partial cpuset; numa_node -1 on one die (the topology table says its node); each core's two
+# threads apart (CPU c and c+12 of a node): a die's slice takes whole cores
+a2_root "$T/s" 0-9,12-23,48-71
+same_sets "$T/s" "a partial cpuset"
+echo -1 >"$T/s/sys/bus/pci/devices/0000:02:00.0/numa_node"
+same_sets "$T/s" "numa_node -1"
+for ((c = 0; c < 192; c++)); do
+	mkdir -p "$T/s/sys/devices/system/cpu/cpu$c/topology"
+	b=$((c / 24 * 24 + c % 12))
+	echo "$b,$((b + 12))" >"$T/s/sys/devices/system/cpu/cpu$c/topology/thread_siblings_list"
+done
+same_sets "$T/s" "SMT siblings"
+expect_grep "$T/out" "# affinity: device 6: CPUs 48-53,60-65, NUMA node 2 (sysfs numa_node)"
+# even-slice: every die on node 0 (slice k of the allowed CPUs for die k); without a node for
+# any die (npu-smi gone: only the instance's devices are known), numa-local falls back to it
+a2_root "$T/e" 0-191
+for b in c1 c2 81 82 01 02 41 42; do echo 0 >"$T/e/sys/bus/pci/devices/0000:$b:00.0/numa_node"; done
+mkdir -p "$T/own2"
+cp "$SHAPES"/*.yaml "$T/own2/"
+printf 'tuning:\n  affinity:\n    policy: even-slice\n' >>"$T/own2/a2-part.yaml"
+same_sets "$T/e" "even-slice" "$T/own2"
+expect_grep "$T/out" "cpus 96-191"
+rm "$T/e/usr/local/sbin/npu-smi"
+same_sets "$T/e" "no npu-smi"
+# a fact that cannot be read: nothing bound, said alike
+rm "$T/e/proc/self/status"
+same_sets "$T/e" "no Cpus_allowed_list"
+expect_grep "$T/err" "warning: $T/e/proc/self/status: no Cpus_allowed_list: the CPUs this process may use are not known: the server is not bound"
+# per run: --no-affinity, NPULAUNCH_AFFINITY=0
+run env NPULAUNCH_ROOT="$T/r" bash "$T/sb/pd-mixed.sh" --no-affinity --affinity-only
+expect_eq "$(cat "$T/out")" "# affinity: npulaunch binds nothing: --no-affinity" "pd-mixed.sh --no-affinity --affinity-only"
+run env NPULAUNCH_ROOT="$T/r" NPULAUNCH_AFFINITY=0 bash "$T/sb/pd-mixed.sh" --affinity-only
+expect_eq "$(cat "$T/out")" "# affinity: npulaunch binds nothing: NPULAUNCH_AFFINITY=0" "NPULAUNCH_AFFINITY=0"
+expect_rc 2 env NPULAUNCH_ROOT="$T/r" NPULAUNCH_AFFINITY=yes bash "$T/sb/pd-mixed.sh" --affinity-only
+# a policy that cannot be met stops the script before it tunes: exit 1, the host untouched
+run env NPULAUNCH_ROOT="$T/q" PATH="$T/q.bin:$PATH" bash "$T/sb/pd-mixed.sh"
+expect_eq "$rc" 1 "pd-mixed.sh whose affinity cannot be met"
+expect_grep "$T/err" "affinity numa-local: device 6 is on NUMA node 2, whose CPUs (48-71) this process may not use (Cpus_allowed_list of $T/q/proc/self/status: 0-23,96-119,144-167)"
+expect_grep "$T/err" "the affinity policy cannot be met: nothing was changed"
+expect_eq "$(state_of "$T/q")" "schedutil schedutil 60 1 500000 " "the host untouched by the script"
+run env NPULAUNCH_ROOT="$T/f" bash "$T/sb/pd-mixed.sh" --affinity-only
+expect_eq "$rc" 1 "pd-mixed.sh --affinity-only with too few CPUs"
+expect_grep "$T/err" "NUMA node 0 has 3 CPUs this process may use for its 2 dies: 1 each, fewer than the 5 per die the policy needs"
+# where SGLang binds (SGLANG_SET_CPU_AFFINITY) or the policy is none, the script holds no affinity code
+"$NPL" --recipes "$SHAPES" render $PART "${SITE[@]}" --env SGLANG_SET_CPU_AFFINITY=on -o "$T/sg" >/dev/null 2>&1 ||
+	fail "render with SGLANG_SET_CPU_AFFINITY"
+expect_nogrep "$T/sg/pd-mixed.sh" "npl_aff"
+expect_nogrep "$T/sg/pd-mixed.sh" "taskset"
+"$NPL" --recipes "$T/own" render $PART "${SITE[@]}" -o "$T/pn" >/dev/null 2>&1 || fail "render with policy none"
+expect_nogrep "$T/pn/pd-mixed.sh" "npl_aff"
+expect_rc 2 env NPULAUNCH_ROOT="$T/r" bash "$T/pn/pd-mixed.sh" --affinity-only
+
 # ---- the real server pinned: a topology whose dies' CPUs are this machine's -------------------
 # each die of the instance alone on a NUMA node whose one CPU is CPU 1 (every machine this runs
 # on has CPUs 0 and 1): the server is pinned to CPU 1, as /proc/self/status of the exec'd
@@ -231,4 +301,12 @@ expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:1" "the
 expect_rc 0 env NPULAUNCH_ROOT="$T/x" NPULAUNCH_PREFLIGHT=0 PATH="$T/x.bin:$PATH" \
 	"$NPL" --recipes "$T/own1" apply $PART "${SITE[@]}" --no-tune --no-affinity
 expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:0-1" "the server's CPUs without the binding"
+# the rendered script pins it alike (taskset), and not with --no-affinity
+rm -f "$T/x.pinned"
+"$NPL" --recipes "$T/own1" render $PART "${SITE[@]}" -o "$T/xb" >/dev/null 2>&1 || fail "render for the pinned run"
+expect_rc 0 env NPULAUNCH_ROOT="$T/x" PATH="$T/x.bin:$PATH" bash "$T/xb/pd-mixed.sh" --no-tune
+expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:1" "the script's server's CPUs, read back"
+expect_grep "$T/err" "affinity numa-local: the server on CPUs 1"
+expect_rc 0 env NPULAUNCH_ROOT="$T/x" PATH="$T/x.bin:$PATH" bash "$T/xb/pd-mixed.sh" --no-tune --no-affinity
+expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:0-1" "the script's server without the binding"
 finish
