@@ -73,6 +73,15 @@ rm "$T"/r/sys/bus/pci/devices/*/numa_node
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
 expect_grep "$T/out" "# affinity: device 6: CPUs 48-59, NUMA node 2 (npu-smi info -t topo (CPU Affinity 48-71), as $T/r/sys/bus/pci/devices/0000:41:00.0/numa_node is not there)"
 same_sets "$T/r" "without numa_node: npu-smi's topology table"
+# an npu-smi whose Bus-Id of die 4 would lead out of sysfs: that die has no device, so no node,
+# in apply and in the script alike (even-slice, said)
+a2_root "$T/h" 0-191
+sed 's|0000:01:00.0|../../../..0|' "$TOPO/a2-910b3-npu-smi.txt" >"$T/h/smi.txt"
+printf '#!/bin/sh\n[ "$1" = info ] || exit 2\nif [ "$2" = -t ]; then cat "%s"; else cat "%s"; fi\n' \
+	"$TOPO/a2-910b3-topo.txt" "$T/h/smi.txt" >"$T/h/usr/local/sbin/npu-smi"
+expect_rc 0 env NPULAUNCH_ROOT="$T/h" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "# affinity: device 4: CPUs 96-119, NUMA node unknown (npu-smi info did not list it)"
+same_sets "$T/h" "a Bus-Id that is no PCI address"
 
 # ---- preflight: the check "affinity" ------------------------------------------------------------
 a2_root "$T/p" 0-191
