@@ -67,6 +67,16 @@ static cJSON *run_view(const cJSON *plan, const cJSON *role, const char *prefix,
 	cJSON_AddBoolToObject(v, "bench", !strcmp(prog, "bench"));
 	lit(v, "runtime", npl_target_site(plan, "container-runtime", "auto"));
 	cJSON_AddBoolToObject(v, "tune", server && npl_target_tunes(plan));
+	/* the role script binds its server (affinity): the container's cpuset is its dies' CPUs,
+	   computed on the host by the script itself */
+	{
+		const cJSON *pol, *node;
+		int binds = 0;
+
+		cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes"))
+			binds |= server && !npl_plan_affinity_owner(role, npl_json_int(node, "index", 0), &pol);
+		cJSON_AddBoolToObject(v, "affinity", binds);
+	}
 	if (server && note)
 		lit(v, "note", note);
 	lit(v, "image", npl_target_container_str(plan, strcmp(r, "router") ? "image" : "router_image"));

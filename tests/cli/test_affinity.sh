@@ -197,6 +197,25 @@ expect_grep "$T/out" "pd-mixed node 0: no server with --port $port runs here"
 expect_rc 2 "$NPL" --recipes "$SHAPES" status $PART "${SITE[@]}" --root "$T/p"
 expect_grep "$T/err" "--root goes with --affinity"
 
+# ---- docker: the container's cpuset is the dies' CPUs, computed on the host ----------------------
+# (the stand-in docker of tests/tools/fake_docker.sh records its argv and runs the command with
+# the container's environment, as cli.docker uses it)
+expect_rc 0 "$NPL" --recipes "$SHAPES" render $PART "${SITE[@]}" --target docker -o "$T/dk"
+run env NPULAUNCH_ROOT="$T/p" NPULAUNCH_PREFLIGHT=0 NPL_FAKE_DOCKER=1 NPL_DOCKER_LOG="$T/dk.log" NPL_STUB_LOG="$T/dk.stub" \
+	PATH="$T/p.bin:$PATH" bash -c 'ln -sf "$0" "$1/docker" && exec bash "$2/docker-pd-mixed.sh"' \
+	"$NPL_SRC/tests/tools/fake_docker.sh" "$T/p.bin" "$T/dk"
+expect_eq "$rc" 0 "docker-pd-mixed.sh with the A2 topology: $(tail -c 2000 "$T/err")"
+expect_grep "$T/dk.log" '"--cpuset-cpus", "0-23,48-71"'
+rm -f "$T/p.bin/docker"
+# where the policy cannot be met, no container starts
+a2_root "$T/q2" 0-23,96-119,144-167
+run env NPULAUNCH_ROOT="$T/q2" NPULAUNCH_PREFLIGHT=0 NPL_DOCKER_LOG="$T/dk2.log" \
+	PATH="$T/q2.bin:$PATH" bash -c 'ln -sf "$0" "$1/docker" && exec bash "$2/docker-pd-mixed.sh"' \
+	"$NPL_SRC/tests/tools/fake_docker.sh" "$T/q2.bin" "$T/dk"
+expect_eq "$rc" 1 "docker-pd-mixed.sh whose dies' node has none of the cpuset"
+expect_grep "$T/err" "device 6 is on NUMA node 2, whose CPUs (48-71) this process may not use"
+[[ ! -s $T/dk2.log ]] || fail "a container was started: $(cat "$T/dk2.log")"
+
 # ---- the dies' queue interrupts: journaled with the tuning, put back byte for byte -------------
 # device 4 (bus 01): its submission queue's interrupt on its first CPU, its completion queue's on
 # its second; its other MSI interrupt is not a queue's

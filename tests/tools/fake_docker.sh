@@ -2,7 +2,7 @@
 # fake_docker.sh: stands in for docker (and podman) in the tests. For run, it appends its arguments as
 # one JSON line {"argv": [...]} to $NPL_DOCKER_LOG, then runs the container's command as
 # docker run would on a host network: the options read (--rm, --name, --net=host, --ipc=host,
-# --shm-size, --privileged, --device, -v), the environment only PATH, HOME and the -e
+# --shm-size, --privileged, --device, -v, --cpuset-cpus), the environment only PATH, HOME and the -e
 # variables (NAME=VALUE, or NAME: the caller's value when it has one), plus NPL_STUB_LOG and
 # NPL_STUB_HOLD_MS for the stub server. The image is the first word that is no option; the command follows it. The
 # mounts are not made: the tests mount nothing a command would miss (the bundle, the model and
@@ -48,6 +48,7 @@ while (($#)); do
 	--ipc=host) ipc_host=1; shift ;;
 	--shm-size) shm=1; (($# >= 2)) || exit 125; shift 2 ;;
 	--rm | --net=host | --privileged) shift ;;
+	--cpuset-cpus) (($# >= 2)) || exit 125; shift 2 ;;   # recorded above; the command runs where this script runs
 	--name | --device | -v) (($# >= 2)) || exit 125; shift 2 ;;
 	-e)
 		(($# >= 2)) || exit 125

@@ -34,6 +34,10 @@ command -v "$npl_rt" >/dev/null 2>&1 || npl_die "$npl_rt is not on PATH"
 # missing one), under NPULAUNCH_ROOT when it is set, as the script's other host changes are
 mkdir -p -- "${NPULAUNCH_ROOT:-}"/var/queue_schedule
 
+# ---- the container's CPUs: this node's dies' (the script's own affinity, from the host's
+# topology: decode.sh --affinity-only); the script binds the server within them again ----
+npl_aff=$(bash "$npl_dir"/decode.sh --affinity-only) || exit
+npl_cpuset=$(sed -n 's/^cpus //p' <<<"$npl_aff")
 printf '%s: note: %s\n' "$npl_me" 'the hosts are not tuned (render with --tune for docker-ROLE.sh to run ROLE.sh --tune-only on the host first): each node needs the cpufreq governor performance, vm.swappiness=0, kernel.numa_balancing=0, kernel.sched_migration_cost_ns=50000: run '\''npulaunch tune --apply ID'\'' (or a role script'\''s --tune-only) on each node first' >&2
 
 # ---- the container ---------------------------------------------------------------
@@ -69,6 +73,7 @@ exec "$npl_rt" run \
 	-v /var/queue_schedule:/var/queue_schedule \
 	-v /models/m:/models/m:ro \
 	-v "$npl_dir:$npl_dir:ro" \
+	${npl_cpuset:+--cpuset-cpus "$npl_cpuset"} \
 	-e MODEL_PATH \
 	-e IFNAME \
 	-e PREFILL_IPS \
