@@ -57,6 +57,7 @@ cat /proc/self/environ >"$r.tmp/env"
 cat /proc/self/mountinfo >"$r.tmp/mountinfo"
 for f in /dev/*; do [ -c "$f" ] && echo "$f"; done >"$r.tmp/devices"
 pwd >"$r.tmp/pwd"
+grep Cpus_allowed_list /proc/self/status >"$r.tmp/cpus"
 echo "written by the recorder" >npl-recorder-wrote 2>/dev/null
 mv "$r.tmp" "$r"
 if [ -e /var/queue_schedule/npl-hold ]; then
@@ -81,10 +82,10 @@ install -m 755 "$T/recorder" "$R/usr/bin/python3"
 install -m 755 "$T/recorder" "$T/bin/python3"
 ln -s python3 "$R/usr/bin/python"
 ln -s python3 "$T/bin/python"
-# the toolkit's env files where the image has them, and where the tuned case's root prefix puts
-# them: its host changes go to a simulated root ($T/r: NPULAUNCH_ROOT), which the container
-# inherits (-e NPULAUNCH_ROOT)
-for p in "" "$T/r"; do
+# the toolkit's env files where the image has them, and where the tuned case's and the affinity
+# case's root prefixes put them: their host changes go to simulated roots ($T/r, $T/x:
+# NPULAUNCH_ROOT), which the container inherits (-e NPULAUNCH_ROOT)
+for p in "" "$T/r" "$T/x"; do
 	for f in ascend-toolkit/set_env.sh nnal/atb/set_env.sh; do
 		mkdir -p "$(dirname "$R$p/usr/local/Ascend/$f")"
 		echo ": sourced" >"$R$p/usr/local/Ascend/$f"
@@ -227,4 +228,39 @@ rc=$?
 expect_eq "$rc" 1 "docker-pd-mixed.sh whose revert failed"
 expect_grep "$T/held.err" "docker-pd-mixed.sh: the host's tuning could not be put back: run bash $T/tuned/pd-mixed.sh --revert on this node"
 expect_eq "$(podman ps -aq | wc -l)" 0 "containers left after a failed revert"
+
+# ---- affinity: the container's cpuset, computed on the host --------------------------------------
+# An A2 node whose dies each sit alone on a NUMA node whose one CPU is CPU 1 (every machine has
+# CPUs 0 and 1; tests/cli/test_affinity.sh builds the same): docker-ROLE.sh asks the role script
+# for the dies' CPUs on the host and podman confines the container to them: the server in it
+# runs on CPU 1 alone
+SHAPES=$NPL_DATA/recipes/good/shapes
+PART=shape-moe-w8a8-a2-4p-first-card4-50ms
+X=$T/x
+make_root "$X"
+mkdir -p "$X/proc/self" "$X/usr/local/sbin" "$X/sys/devices/system/cpu" "$T/own"
+printf 'Name:\tbash\nCpus_allowed_list:\t1\n' >"$X/proc/self/status"
+echo 0-1 >"$X/sys/devices/system/cpu/online"
+k=0
+for b in c1 c2 81 82 01 02 41 42; do
+	mkdir -p "$X/sys/bus/pci/devices/0000:$b:00.0" "$X/sys/devices/system/node/node$k"
+	echo $k >"$X/sys/bus/pci/devices/0000:$b:00.0/numa_node"
+	echo 1 >"$X/sys/bus/pci/devices/0000:$b:00.0/local_cpulist"
+	echo 1 >"$X/sys/devices/system/node/node$k/cpulist"
+	k=$((k + 1))
+done
+printf '#!/bin/sh\n[ "$1" = info ] || exit 2\n[ "$2" = -t ] && exit 2\ncat "%s"\n' "$NPL_DATA/topology/a2-910b3-npu-smi.txt" \
+	>"$X/usr/local/sbin/npu-smi"
+chmod +x "$X/usr/local/sbin/npu-smi"
+cp "$SHAPES"/*.yaml "$T/own/"
+printf 'tuning:\n  affinity:\n    min_cpus_per_die: 1\n' >>"$T/own/a2-part.yaml"
+expect_rc 0 "$NPL" --recipes "$T/own" render $PART --model-path "$T/models/m" --ifname eth0 \
+	--target docker --container-runtime podman --image "$IMG" --privileged=false -o "$T/aff"
+rm -f /var/queue_schedule/npl-hold /var/queue_schedule/npl-exit
+n0=$(find "$REC" -mindepth 1 -maxdepth 1 -type d ! -name '*.tmp' | wc -l)
+run_in run_script "$X" "$T/aff" docker-pd-mixed.sh
+[[ $rc == 0 ]] || fail "docker-pd-mixed.sh with the affinity: exit $rc: $(tail -c 3000 "$T/err")"
+c=$(last_record)
+(($(find "$REC" -mindepth 1 -maxdepth 1 -type d ! -name '*.tmp' | wc -l) > n0)) || fail "the affinity case's server did not start"
+expect_eq "$(tr -d ' \t' <"$c/cpus")" "Cpus_allowed_list:1" "the container's server's CPUs (its dies', computed on the host)"
 finish
