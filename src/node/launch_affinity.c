@@ -89,7 +89,9 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 		l->affinity = npl_affinity_json(af);
 		l->cpus = npl_arena_strdup(l->arena, npl_json_str(l->affinity, "cpus"));
 		npl_launch_cpus(l, root);
-		if (!root || !*root) {
+		/* a memory policy only where the dies' nodes are known (an A3 whose sysfs gives
+		   none leaves memory where the kernel puts it, silently) */
+		if ((!root || !*root) && memchr(af->mems, 1, sizeof(af->mems))) {
 			l->maxnode = sizeof(af->mems);
 			l->mems = npl_xcalloc(l->maxnode / (8 * sizeof(unsigned long)), sizeof(unsigned long));
 			for (i = 0; i < (int)sizeof(af->mems); i++)
