@@ -25,9 +25,11 @@
  * npl_tune_revert() validates the whole journal and every file first, then
  * restores them byte for byte and removes the journal, which it keeps on any
  * failure. Included by the tune and apply commands, their tests and the
- * journal's fuzzer. The module is three files: tune.c (collect, apply, undo,
- * revert), confine.c (the confinement above) and journal.c (the journal's
- * format and files); what they share privately is in src/node/tune_internal.h.
+ * journal's fuzzer. The module is four files: tune.c (collect, apply, undo,
+ * revert), confine.c (the confinement above), journal.c (the journal's
+ * format and files) and tune_service.c (irqbalance, the one service it stops,
+ * through the root's systemctl); what they share privately is in
+ * src/node/tune_internal.h.
  */
 #ifndef NPL_TUNE_H
 #define NPL_TUNE_H
@@ -66,6 +68,10 @@ struct npl_tune {
 	char *jpath;      /* the journal npl_tune_apply() created, or NULL */
 	int readonly;     /* collected to be compared only: no file was opened for writing */
 	int kept, keep_max; /* descriptors kept by items, and how many may be */
+	/* irqbalance, stopped while the dies' interrupts are bound (tune_service.c) */
+	char *svc_tool;   /* the root's systemctl when the service is to be stopped, or NULL */
+	int svc_stop;     /* 1: irqbalance.service is active and applying stops it, journaled */
+	int svc_stopped;  /* 1: this process stopped it (an undo starts it again) */
 };
 
 /* A journal's entry: the file (an absolute path on the host, without the root) and its bytes. */
@@ -76,11 +82,22 @@ struct npl_tune_entry {
 	size_t len;
 };
 
+/* A journal's service entry: a unit apply stopped, and the state it was in (always "active"). */
+struct npl_tune_service {
+	char *unit;
+	char *state;
+};
+
 struct npl_tune_journal {
 	char *root;       /* "/" or the root */
 	struct npl_tune_entry *v;
 	int n;
+	struct npl_tune_service *s;
+	int ns;
 };
+
+/* The one service tuning stops (while interrupts are bound). */
+#define NPL_TUNE_IRQBALANCE "irqbalance.service"
 
 /* Read the host's state for the plan tuning object ({cpu_governor, sysctl}); source names the
  * file the plan came from (a bundle's manifest.json) in messages, or NULL. -1 on errors. */
@@ -122,6 +139,11 @@ char *npl_tune_journal_path(const char *root, const char *journal);
  * journaled like the rest; why names it: "device 0 sq_send_trigger_irq"). 0, or -1 with an
  * error when the file cannot be read or written. */
 int npl_tune_collect_irq(struct npl_tune *t, int irq, int cpu, const char *why, struct npl_diag *d);
+/* Ask the root's systemctl (ROOT/usr/bin/systemctl or ROOT/bin/systemctl, never PATH's) whether
+ * irqbalance.service is active: when it is, applying t stops it after journaling that it ran,
+ * and tune --revert starts it again. Without systemctl a running irqbalance (ROOT/proc/N/comm)
+ * is a warning. 0, or -1 when systemctl does not answer. */
+int npl_tune_collect_irqbalance(struct npl_tune *t, struct npl_diag *d);
 /* The state as JSON: {root, cpufreq, cpus, differences, items: [{name, path, current, wanted, ok}]}. */
 cJSON *npl_tune_json(const struct npl_tune *t);
 /* Parse a CPU list ("0-3,8,10-11") into a bitmap of n entries; -1 when malformed or out of range. */

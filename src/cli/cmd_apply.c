@@ -305,7 +305,10 @@ static void collect_tuning(struct npl_cli *cli, struct npl_launch_node *l, struc
 		return;
 	if (npl_tune_collect_ex(t, tuning, root, manifest, dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
 		l->bad |= NPL_LAUNCH_BAD_TUNE;
-	/* the dies' queue interrupts on their CPUs (the affinity's), journaled with the rest */
+	/* the dies' queue interrupts on their CPUs (the affinity's), journaled with the rest, and
+	 * irqbalance, which would move them back, stopped (journaled too) */
+	int irqs = 0;
+
 	for (const cJSON *die = l->affinity ? cJSON_GetObjectItemCaseSensitive(l->affinity, "dies")->child : NULL; die;
 	     die = die->next) {
 		const cJSON *q;
@@ -316,8 +319,11 @@ static void collect_tuning(struct npl_cli *cli, struct npl_launch_node *l, struc
 
 			if (npl_tune_collect_irq(t, npl_json_int(q, "irq", -1), npl_json_int(q, "cpu", -1), why, &cli->diag))
 				l->bad |= NPL_LAUNCH_BAD_TUNE;
+			irqs++;
 		}
 	}
+	if (irqs && npl_tune_collect_irqbalance(t, &cli->diag))
+		l->bad |= NPL_LAUNCH_BAD_TUNE;
 	if (!(l->bad & NPL_LAUNCH_BAD_TUNE) && dry && npl_tune_writable(t, &cli->diag))
 		l->bad |= NPL_LAUNCH_BAD_TUNE;
 }

@@ -78,6 +78,11 @@ void npl_tune_journal_release(struct npl_tune_journal *j)
 		free(j->v[i].path);
 		free(j->v[i].data);
 	}
+	for (i = 0; i < j->ns; i++) {
+		free(j->s[i].unit);
+		free(j->s[i].state);
+	}
+	free(j->s);
 	free(j->v);
 	free(j->root);
 	memset(j, 0, sizeof(*j));
@@ -104,6 +109,51 @@ static int name_ok(const char *s)
 }
 
 #define MAX_JOURNAL_ERRORS 10
+
+/* A service entry ({name, unit, state}: a unit tuning stopped, active before): NULL when it is
+ * one, with the unit kept in j, else what is wrong with it. */
+static const char *service_entry(struct npl_tune_journal *j, const cJSON *e)
+{
+	const char *unit = npl_json_str(e, "unit"), *state = npl_json_str(e, "state"), *name = npl_json_str(e, "name");
+	const cJSON *k;
+
+	cJSON_ArrayForEach(k, e)
+		if (strcmp(k->string, "name") && strcmp(k->string, "unit") && strcmp(k->string, "state"))
+			return "an unknown key";
+	if (!npl_tune_service_known(unit))
+		return "a unit that is not one tuning stops (only " NPL_TUNE_IRQBALANCE ")";
+	if (!name || strcmp(name, unit))
+		return "a name that is not its unit";
+	if (!state || strcmp(state, "active"))
+		return "a state that is not \"active\" (tuning stops only a service that runs)";
+	for (int i = 0; i < j->ns; i++)
+		if (!strcmp(j->s[i].unit, unit))
+			return "a unit that is there twice";
+	j->s[j->ns].unit = npl_xstrdup(unit);
+	j->s[j->ns].state = npl_xstrdup(state);
+	j->ns++;
+	return NULL;
+}
+
+/* A file twice: which value is the original? The number of such entries, each reported. */
+static int twice(const struct npl_tune_journal *j, const struct npl_loc *at, struct npl_diag *d)
+{
+	struct npl_tune_entry **s;
+	int i, bad = 0;
+
+	if (j->n < 2)
+		return 0;
+	s = npl_xmalloc((size_t)j->n * sizeof(*s));
+	for (i = 0; i < j->n; i++)
+		s[i] = &j->v[i];
+	qsort(s, (size_t)j->n, sizeof(*s), by_path);
+	for (i = 1; i < j->n; i++)
+		if (!strcmp(s[i]->path, s[i - 1]->path) && bad++ < MAX_JOURNAL_ERRORS)
+			npl_error(d, at, "entry %d (%s): the path %s is also entry %d", (int)(s[i] - j->v) + 1, s[i]->name,
+				  s[i]->path, (int)(s[i - 1] - j->v) + 1);
+	free(s);
+	return bad;
+}
 
 int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const char *text, size_t len,
 			   const char *root, struct npl_diag *d)
@@ -147,6 +197,7 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 	}
 	cap = cJSON_GetArraySize(entries);
 	j->v = npl_xcalloc((size_t)cap + 1, sizeof(*j->v));
+	j->s = npl_xcalloc((size_t)cap + 1, sizeof(*j->s));
 	j->root = npl_xstrdup(jroot ? jroot : "/");
 	if (!cJSON_IsArray(entries))
 		entries = NULL;
@@ -160,6 +211,10 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 		i++;
 		if (!cJSON_IsObject(e)) {
 			problem = "not an object";
+		} else if (!v1 && cJSON_GetObjectItemCaseSensitive(e, "unit")) {
+			if ((problem = service_entry(j, e)) && bad++ < MAX_JOURNAL_ERRORS)
+				npl_error(d, &at, "entry %d (a service): %s", i, problem);
+			continue;
 		} else {
 			cJSON_ArrayForEach(k, e)
 				if (strcmp(k->string, "name") && strcmp(k->string, "path") &&
@@ -184,7 +239,8 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 			host = npl_xstrdup(path);
 		}
 		if (!problem && !npl_tune_path_allowed(host))
-			problem = "a path that is not a tuning file (only /proc/sys/..., /sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
+			problem = "a path that is not a tuning file (only /proc/sys/..., /proc/irq/N/smp_affinity_list, "
+				  "/sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
 		if (!problem) {
 			if (v1) {
 				data = npl_xstrdup(contents);
@@ -209,19 +265,8 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 		j->v[j->n].len = dlen;
 		j->n++;
 	}
-	if (!bad && j->n > 1) {
-		/* a file twice: which value is the original? */
-		struct npl_tune_entry **s = npl_xmalloc((size_t)j->n * sizeof(*s));
-
-		for (i = 0; i < j->n; i++)
-			s[i] = &j->v[i];
-		qsort(s, (size_t)j->n, sizeof(*s), by_path);
-		for (i = 1; i < j->n; i++)
-			if (!strcmp(s[i]->path, s[i - 1]->path) && bad++ < MAX_JOURNAL_ERRORS)
-				npl_error(d, &at, "entry %d (%s): the path %s is also entry %d", (int)(s[i] - j->v) + 1,
-					  s[i]->name, s[i]->path, (int)(s[i - 1] - j->v) + 1);
-		free(s);
-	}
+	if (!bad)
+		bad = twice(j, &at, d);
 	if (bad > MAX_JOURNAL_ERRORS)
 		npl_error(d, &at, "%d more problems in the tuning journal", bad - MAX_JOURNAL_ERRORS);
 	cJSON_Delete(o);
@@ -342,6 +387,17 @@ int npl_tune_journal_store(int dfd, const char *name, const char *text, size_t l
 		return npl_error(d, &at, "cannot write the tuning journal: %s", strerror(e));
 	}
 	return 0;
+}
+
+void npl_tune_journal_service(struct npl_buf *j, int first, const char *unit, const char *state)
+{
+	npl_buf_puts(j, first ? "\n\t\t{\"name\": " : ",\n\t\t{\"name\": ");
+	npl_buf_json_string(j, unit);
+	npl_buf_puts(j, ", \"unit\": ");
+	npl_buf_json_string(j, unit);
+	npl_buf_puts(j, ", \"state\": ");
+	npl_buf_json_string(j, state);
+	npl_buf_puts(j, "}");
 }
 
 /* One entry of the journal's text: the file's bytes in base64. */

@@ -647,6 +647,9 @@ void npl_launch_dry_text(struct npl_launch_node *l)
 		printf("tune %s  %s -> %s%s\n", npl_escape_in(a, t->v[i].path),
 		       npl_escape_in(a, npl_arena_printf(a, "%.*s", (int)strcspn(t->v[i].current, "\n"), t->v[i].current)),
 		       t->v[i].wanted, npl_tune_item_ok(&t->v[i]) ? " (already)" : "");
+	if (t->svc_stop)
+		printf("tune %s  active -> inactive  (irqbalance would move the interrupts bound above; tune --revert starts it)\n",
+		       NPL_TUNE_IRQBALANCE);
 	cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(tuning, "sysctl")) {
 		const char *name = npl_json_str(sc, "name");
 

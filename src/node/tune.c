@@ -55,7 +55,7 @@ int npl_tune_differences(const struct npl_tune *t)
 
 	for (i = 0; i < t->n; i++)
 		n += !npl_tune_item_ok(&t->v[i]);
-	return n;
+	return n + t->svc_stop;
 }
 
 static struct npl_tune_item *add_item(struct npl_tune *t, char *name, const char *rel, const char *wanted)
@@ -564,7 +564,8 @@ static int kept_write(const struct npl_tune_item *it, const char *data, size_t l
 	return 0;
 }
 
-/* Undo what this process changed, newest first, up to item upto. */
+/* Undo what this process changed, newest first, up to item upto; then start irqbalance again
+ * when this process stopped it. */
 static int undo(struct npl_tune *t, int upto, struct npl_diag *d)
 {
 	int i, rc = 0;
@@ -581,7 +582,61 @@ static int undo(struct npl_tune *t, int upto, struct npl_diag *d)
 			rc = npl_error(d, &at, "could not put back %s: %s", it->name, why[0] ? why : strerror(errno));
 		}
 	}
+	if (t->svc_stopped && npl_tune_service(t->svc_tool, "start", NPL_TUNE_IRQBALANCE, NULL, d) == 0)
+		t->svc_stopped = 0;
+	else if (t->svc_stopped)
+		rc = -1;
 	return rc;
+}
+
+/* The journal's new text into j: the old journal's entries (found == 0), then each collected
+ * file it lacks (first value wins), then the services, irqbalance's added when this call stops
+ * it. The number of entries added. */
+static int journal_text(const struct npl_tune *t, const struct npl_tune_journal *old_j, int found, struct npl_buf *j)
+{
+	const struct npl_tune_journal old = *old_j;
+	struct key *keys;
+	int i, added = 0, rl = (int)strlen(t->root);
+
+	npl_buf_puts(j, "{\n\t\"format\": \"" NPL_TUNE_JOURNAL_FORMAT "\",\n\t\"root\": ");
+	npl_buf_json_string(j, *t->root ? t->root : "/");
+	npl_buf_puts(j, ",\n\t\"entries\": [");
+	for (i = 0; found == 0 && i < old.n; i++)
+		npl_tune_journal_entry(j, i == 0, old.v[i].name, old.v[i].path, old.v[i].data, old.v[i].len);
+	/* first value wins: a file the journal holds keeps its value; each new one is added */
+	keys = npl_xmalloc(((size_t)old.n + (size_t)t->n + 1) * sizeof(*keys));
+	for (i = 0; i < old.n; i++)
+		keys[i] = (struct key){old.v[i].path, i};
+	for (i = 0; i < t->n; i++)
+		keys[old.n + i] = (struct key){t->v[i].path + rl, old.n + i};
+	qsort(keys, (size_t)(old.n + t->n), sizeof(*keys), by_key);
+	{
+		unsigned char *skip = npl_xcalloc((size_t)t->n + 1, 1);
+
+		for (i = 1; i < old.n + t->n; i++)
+			if (!strcmp(keys[i].path, keys[i - 1].path) && keys[i].order >= old.n)
+				skip[keys[i].order - old.n] = 1;
+		for (i = 0; i < t->n; i++) {
+			if (skip[i] || !t->v[i].current)
+				continue;
+			npl_tune_journal_entry(j, old.n + added == 0, t->v[i].name, t->v[i].path + rl, t->v[i].current,
+				      t->v[i].current_len);
+			added++;
+		}
+		free(skip);
+	}
+	free(keys);
+	/* the services the journal holds, and irqbalance when this call stops it (first state wins) */
+	for (i = 0; found == 0 && i < old.ns; i++)
+		npl_tune_journal_service(j, old.n + added + i == 0, old.s[i].unit, old.s[i].state);
+	for (i = 0; found == 0 && i < old.ns && strcmp(old.s[i].unit, NPL_TUNE_IRQBALANCE); i++)
+		;
+	if (t->svc_stop && (found == 1 || i == old.ns)) {
+		npl_tune_journal_service(j, old.n + added + (found == 0 ? old.ns : 0) == 0, NPL_TUNE_IRQBALANCE, "active");
+		added++;
+	}
+	npl_buf_puts(j, "\n\t]\n}\n");
+	return added;
 }
 
 static int apply_items(struct npl_tune *t, const char *journal, int *changed, struct npl_diag *d)
@@ -591,8 +646,7 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	struct npl_buf j = NPL_BUF_INIT;
 	struct npl_loc at = {jpath, 0, 0};
 	const char *name;
-	struct key *keys;
-	int i, n = 0, found, dfd, nofollow, added = 0, rl = (int)strlen(t->root);
+	int i, n = 0, found, dfd, nofollow, added;
 
 	if (changed)
 		*changed = 0;
@@ -619,35 +673,7 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 		free(jpath);
 		return -1;
 	}
-	npl_buf_puts(&j, "{\n\t\"format\": \"" NPL_TUNE_JOURNAL_FORMAT "\",\n\t\"root\": ");
-	npl_buf_json_string(&j, *t->root ? t->root : "/");
-	npl_buf_puts(&j, ",\n\t\"entries\": [");
-	for (i = 0; found == 0 && i < old.n; i++)
-		npl_tune_journal_entry(&j, i == 0, old.v[i].name, old.v[i].path, old.v[i].data, old.v[i].len);
-	/* first value wins: a file the journal holds keeps its value; each new one is added */
-	keys = npl_xmalloc(((size_t)old.n + (size_t)t->n + 1) * sizeof(*keys));
-	for (i = 0; i < old.n; i++)
-		keys[i] = (struct key){old.v[i].path, i};
-	for (i = 0; i < t->n; i++)
-		keys[old.n + i] = (struct key){t->v[i].path + rl, old.n + i};
-	qsort(keys, (size_t)(old.n + t->n), sizeof(*keys), by_key);
-	{
-		unsigned char *skip = npl_xcalloc((size_t)t->n + 1, 1);
-
-		for (i = 1; i < old.n + t->n; i++)
-			if (!strcmp(keys[i].path, keys[i - 1].path) && keys[i].order >= old.n)
-				skip[keys[i].order - old.n] = 1;
-		for (i = 0; i < t->n; i++) {
-			if (skip[i] || !t->v[i].current)
-				continue;
-			npl_tune_journal_entry(&j, old.n + added == 0, t->v[i].name, t->v[i].path + rl, t->v[i].current,
-				      t->v[i].current_len);
-			added++;
-		}
-		free(skip);
-	}
-	free(keys);
-	npl_buf_puts(&j, "\n\t]\n}\n");
+	added = journal_text(t, &old, found, &j);
 	npl_tune_journal_release(&old);
 	free(t->jpath);
 	t->jpath = NULL;
@@ -660,6 +686,17 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	npl_buf_release(&j);
 	if (found == 1)
 		t->jpath = npl_xstrdup(jpath);
+	/* irqbalance stops before the interrupts move, or it moves them back */
+	if (t->svc_stop && npl_tune_service(t->svc_tool, "stop", NPL_TUNE_IRQBALANCE, NULL, d)) {
+		if (found == 1)
+			unlinkat(dfd, name, 0);
+		free(t->jpath);
+		t->jpath = NULL;
+		close(dfd);
+		free(jpath);
+		return -1;
+	}
+	t->svc_stopped = t->svc_stop;
 	for (i = 0; i < t->n; i++) {
 		struct npl_tune_item *it = &t->v[i];
 		struct npl_buf b = NPL_BUF_INIT;
@@ -725,6 +762,41 @@ int npl_tune_undo(struct npl_tune *t, struct npl_diag *d)
 	return rc;
 }
 
+/* Every file of the journal j, checked before one is written: each must be a tuning file that
+ * can be read and written (its path replaced by the one as opened); same[i] set when file i
+ * already holds its journaled bytes. 0, or -1 with each problem reported. */
+static int revert_check(struct npl_tune *t, struct npl_tune_journal *j, unsigned char *same, struct npl_diag *d)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < j->n; i++) {
+		char why[512], *now, *resolved = NULL;
+		struct npl_loc p = {NULL, 0, 0};
+		struct stat st;
+		size_t len;
+		int fd = npl_tune_host_open(t, j->v[i].path + 1, O_RDWR, KIND_CHECK, &resolved, &st, why, sizeof(why));
+
+		p.file = npl_tune_path_of(t->root, "%s", j->v[i].path);
+		if (fd < 0) {
+			rc = npl_error(d, &p, "cannot restore %s (entry %d): %s", j->v[i].name, i + 1,
+				       why[0] ? why : strerror(errno));
+			free((char *)p.file);
+			continue;
+		}
+		now = npl_tune_read_all(fd, st.st_size, MAX_FILE, &len);
+		if (!now)
+			rc = npl_error(d, &p, "cannot read %s (entry %d): %s", j->v[i].name, i + 1, strerror(errno));
+		close(fd);
+		same[i] = now && len == j->v[i].len && !memcmp(now, j->v[i].data, len);
+		free(now);
+		/* restore through the path as opened */
+		free(j->v[i].path);
+		j->v[i].path = resolved;
+		free((char *)p.file);
+	}
+	return rc;
+}
+
 int npl_tune_revert(const char *root, const char *journal, int *restored, struct npl_diag *d)
 {
 	char *jpath = npl_tune_journal_path(root, journal);
@@ -734,6 +806,7 @@ int npl_tune_revert(const char *root, const char *journal, int *restored, struct
 	const char *name;
 	int rc = 0, n = 0, i, dfd = -1, nofollow, found;
 	unsigned char *same = NULL;
+	char *tool = NULL;
 
 	if (restored)
 		*restored = 0;
@@ -759,31 +832,11 @@ int npl_tune_revert(const char *root, const char *journal, int *restored, struct
 	}
 	/* every file first: each must be a tuning file that can be read and written */
 	same = npl_xcalloc((size_t)j.n + 1, 1);
-	for (i = 0; i < j.n; i++) {
-		char why[512], *now, *resolved = NULL;
-		struct npl_loc p = {NULL, 0, 0};
-		struct stat st;
-		size_t len;
-		int fd = npl_tune_host_open(&t, j.v[i].path + 1, O_RDWR, KIND_CHECK, &resolved, &st, why, sizeof(why));
-
-		p.file = npl_tune_path_of(t.root, "%s", j.v[i].path);
-		if (fd < 0) {
-			rc = npl_error(d, &p, "cannot restore %s (entry %d): %s", j.v[i].name, i + 1,
-				       why[0] ? why : strerror(errno));
-			free((char *)p.file);
-			continue;
-		}
-		now = npl_tune_read_all(fd, st.st_size, MAX_FILE, &len);
-		if (!now)
-			rc = npl_error(d, &p, "cannot read %s (entry %d): %s", j.v[i].name, i + 1, strerror(errno));
-		close(fd);
-		same[i] = now && len == j.v[i].len && !memcmp(now, j.v[i].data, len);
-		free(now);
-		/* restore through the path as opened */
-		free(j.v[i].path);
-		j.v[i].path = resolved;
-		free((char *)p.file);
-	}
+	rc = revert_check(&t, &j, same, d);
+	/* a service it stopped is started by the root's systemctl: there must be one */
+	if (j.ns && !(tool = npl_tune_systemctl(t.root)))
+		rc = npl_error(d, &at, "cannot start %s again: there is no systemctl under %s (usr/bin, bin)", j.s[0].unit,
+			       *t.root ? t.root : "/");
 	if (rc) {
 		npl_error(d, &at, "nothing was restored; the journal is kept");
 		goto out;
@@ -804,12 +857,19 @@ int npl_tune_revert(const char *root, const char *journal, int *restored, struct
 		}
 		n++;
 	}
+	for (i = 0; rc == 0 && i < j.ns; i++) {
+		if (npl_tune_service(tool, "start", j.s[i].unit, NULL, d))
+			rc = npl_error(d, &at, "cannot start %s again (entry %d): the journal is kept", j.s[i].unit, j.n + i + 1);
+		else
+			n++;
+	}
 	if (rc)
 		npl_error(d, &at, "the journal is kept: revert again once the files can be written");
 	else if (unlinkat(dfd, name, 0) != 0)
 		rc = npl_error(d, &at, "cannot remove the tuning journal: %s", strerror(errno));
 out:
 	free(same);
+	free(tool);
 	if (dfd >= 0)
 		close(dfd);
 	npl_tune_journal_release(&j);
@@ -846,6 +906,17 @@ cJSON *npl_tune_json(const struct npl_tune *t)
 		cJSON_AddItemToArray(items, it);
 		free(cur);
 	}
+	if (t->svc_stop) {
+		/* irqbalance: its state through the root's systemctl */
+		cJSON *it = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(it, "name", NPL_TUNE_IRQBALANCE);
+		cJSON_AddStringToObject(it, "path", t->svc_tool);
+		cJSON_AddStringToObject(it, "current", "active");
+		cJSON_AddStringToObject(it, "wanted", "inactive");
+		cJSON_AddBoolToObject(it, "ok", 0);
+		cJSON_AddItemToArray(items, it);
+	}
 	cJSON_AddItemToObject(o, "items", items);
 	return o;
 }
@@ -868,6 +939,7 @@ void npl_tune_release(struct npl_tune *t)
 	free(t->link_from);
 	free(t->link_to);
 	free(t->jpath);
+	free(t->svc_tool);
 	/* > 0: a zeroed struct that was never collected must not close stdin */
 	if (t->cpudir > 0)
 		close(t->cpudir);

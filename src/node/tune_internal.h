@@ -64,4 +64,16 @@ int npl_tune_journal_store(int dfd, const char *name, const char *text, size_t l
 void npl_tune_journal_entry(struct npl_buf *j, int first, const char *name, const char *path, const char *data,
 			    size_t len);
 
+/* Append a service entry (a unit stopped, and its state before) to the journal's text j. */
+void npl_tune_journal_service(struct npl_buf *j, int first, const char *unit, const char *state);
+
+/* ---- tune_service.c --------------------------------------------------------------------- */
+
+/* 1 when unit is one tuning may stop and start (irqbalance.service). */
+int npl_tune_service_known(const char *unit);
+/* The root's systemctl (malloc'ed), or NULL when it has none. */
+char *npl_tune_systemctl(const char *root);
+/* Run TOOL VERB UNIT (is-active: *state set to "active" or "inactive"; stop, start); -1 reported. */
+int npl_tune_service(const char *tool, const char *verb, const char *unit, const char **state, struct npl_diag *d);
+
 #endif

@@ -250,6 +250,126 @@ expect_eq "$rc" 1 "apply with a FIFO for an interrupt's file"
 expect_grep "$T/err" "irq 2753 (device 4 sq_send_trigger_irq)"
 expect_eq "$(state_of "$T/j")" "schedutil schedutil 60 1 500000 " "the host untouched"
 
+# ---- irqbalance: stopped while the interrupts are bound, journaled, started by tune --revert -----
+# The root's own systemctl is asked (a stand-in here: the unit's state in ROOT/run/sim-systemd,
+# each call logged), never the one on PATH. After SIGKILL of the running server, tune --revert
+# puts back every interrupt file and the service's state byte for byte.
+irq_root() {  # DIR STATE: the interrupt node above, irqbalance.service in STATE
+	local r=$1 irq
+	a2_root "$r" 0-191
+	for irq in 2752 2753 2754; do
+		mkdir -p "$r/sys/bus/pci/devices/0000:01:00.0/msi_irqs" "$r/proc/irq/$irq"
+		touch "$r/sys/bus/pci/devices/0000:01:00.0/msi_irqs/$irq"
+		printf '0-191\n' >"$r/proc/irq/$irq/smp_affinity_list"
+	done
+	cp "$T/i/proc/interrupts" "$r/proc/interrupts"
+	mkdir -p "$r/usr/bin" "$r/run/sim-systemd"
+	printf '%s\n' "$2" >"$r/run/sim-systemd/irqbalance.service"
+	cat >"$r/usr/bin/systemctl" <<EOF
+#!/bin/sh
+# a stand-in systemctl: the unit's state in a file
+printf '%s\n' "\$*" >>"$r/run/sim-systemd/calls"
+f="$r/run/sim-systemd/\$2"
+[ -f "\$f" ] || { echo "Unit \$2 could not be found." >&2; exit 4; }
+case \$1 in
+is-active) cat "\$f"; [ "\$(cat "\$f")" = active ] ;;
+stop) [ ! -e "$r/run/sim-systemd/refuse" ] || { echo "Failed to stop \$2: Access denied" >&2; exit 1; }; echo inactive >"\$f" ;;
+start) echo active >"\$f" ;;
+*) exit 2 ;;
+esac
+EOF
+	chmod +x "$r/usr/bin/systemctl"
+}
+host_bytes() {  # DIR: every byte the round trip may touch
+	(cd "$1" && cat proc/irq/*/smp_affinity_list run/sim-systemd/irqbalance.service && state_of .) | sha256sum
+}
+irq_root "$T/k" active
+before=$(host_bytes "$T/k")
+expect_rc 0 env NPULAUNCH_ROOT="$T/k" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/out" "tune irqbalance.service  active -> inactive  (irqbalance would move the interrupts bound above; tune --revert starts it)"
+expect_eq "$(cat "$T/k/run/sim-systemd/calls")" "is-active irqbalance.service" "a dry run only asks"
+expect_rc 0 env NPULAUNCH_ROOT="$T/k" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --json
+jq -e '.tuning[] | select(.name == "irqbalance.service") | .current == "active" and .wanted == "inactive"' "$T/out" >/dev/null ||
+	fail "apply --dry-run --json lists irqbalance: $(cat "$T/out")"
+: >"$T/k/run/sim-systemd/calls"
+# the server stays up; SIGKILL takes apply (execed into it) down without a word
+env NPULAUNCH_ROOT="$T/k" NPULAUNCH_PREFLIGHT=0 PATH="$T/k.bin:$PATH" NPL_STUB_LOG="$T/k.stub" NPL_STUB_HOLD_MS=60000 \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" >"$T/k.out" 2>"$T/k.err" &
+pid=$!
+w=0
+while ((w++ < 200)) && [[ ! -s $T/k.stub ]]; do sleep 0.05; done
+[[ -s $T/k.stub ]] || fail "the server did not start: $(cat "$T/k.err")"
+expect_eq "$(cat "$T/k/run/sim-systemd/irqbalance.service")" "inactive" "irqbalance while the server runs"
+expect_eq "$(cat "$T/k/run/sim-systemd/calls" | tr '\n' ' ')" "is-active irqbalance.service stop irqbalance.service " \
+	"systemctl's calls by apply"
+expect_eq "$(cat "$T/k/proc/irq/2753/smp_affinity_list" "$T/k/proc/irq/2754/smp_affinity_list" | tr '\n' ' ')" "0 1 " \
+	"the interrupts' CPUs while the server runs"
+expect_grep "$T/k/run/npulaunch/tune-journal.json" '{"name": "irqbalance.service", "unit": "irqbalance.service", "state": "active"}'
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+expect_rc 0 "$NPL" tune --revert --root "$T/k"
+expect_eq "$(host_bytes "$T/k")" "$before" "interrupts, irqbalance and the rest after SIGKILL and tune --revert"
+expect_eq "$(tail -n 1 "$T/k/run/sim-systemd/calls")" "start irqbalance.service" "revert starts irqbalance"
+[[ ! -e $T/k/run/npulaunch/tune-journal.json ]] || fail "the journal is left after the revert"
+# the role script's --revert reads apply's journal too: interrupts and irqbalance
+irq_root "$T/v" active
+before=$(host_bytes "$T/v")
+expect_rc 0 "$NPL" --recipes "$SHAPES" render $PART "${SITE[@]}" -o "$T/sv"
+run env NPULAUNCH_ROOT="$T/v" NPULAUNCH_PREFLIGHT=0 PATH="$T/v.bin:$PATH" NPL_STUB_LOG="$T/v.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+expect_eq "$(cat "$T/v/run/sim-systemd/irqbalance.service")" "inactive" "irqbalance after apply"
+run env NPULAUNCH_ROOT="$T/v" bash "$T/sv/pd-mixed.sh" --revert
+expect_eq "$rc" 0 "pd-mixed.sh --revert of apply's journal: $(cat "$T/err")"
+expect_eq "$(host_bytes "$T/v")" "$before" "interrupts, irqbalance and the rest after the script's --revert"
+[[ ! -e $T/v/run/npulaunch/tune-journal.json ]] || fail "the journal is left after the script's revert"
+# an inactive irqbalance is left alone and not journaled
+irq_root "$T/m" inactive
+run env NPULAUNCH_ROOT="$T/m" NPULAUNCH_PREFLIGHT=0 PATH="$T/m.bin:$PATH" NPL_STUB_LOG="$T/m.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 0 "apply with irqbalance inactive: $(cat "$T/err")"
+expect_eq "$(cat "$T/m/run/sim-systemd/calls")" "is-active irqbalance.service" "an inactive irqbalance is only asked"
+expect_nogrep "$T/m/run/npulaunch/tune-journal.json" "irqbalance"
+# systemctl refuses to stop it: nothing changes, no journal is left
+irq_root "$T/n" active
+touch "$T/n/run/sim-systemd/refuse"
+before=$(host_bytes "$T/n")
+run env NPULAUNCH_ROOT="$T/n" NPULAUNCH_PREFLIGHT=0 PATH="$T/n.bin:$PATH" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 1 "apply when irqbalance cannot be stopped"
+expect_grep "$T/err" "$T/n/usr/bin/systemctl: error: systemctl stop irqbalance.service failed (status 1): Failed to stop irqbalance.service: Access denied"
+expect_eq "$(host_bytes "$T/n")" "$before" "the host after a refused stop"
+[[ ! -e $T/n/run/npulaunch/tune-journal.json ]] || fail "a journal is left after a refused stop"
+# tune --revert needs the root's systemctl to start it again: without one nothing is restored
+irq_root "$T/o" active
+run env NPULAUNCH_ROOT="$T/o" NPULAUNCH_PREFLIGHT=0 PATH="$T/o.bin:$PATH" NPL_STUB_LOG="$T/o.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+mv "$T/o/usr/bin/systemctl" "$T/o/systemctl.away"
+run "$NPL" tune --revert --root "$T/o"
+expect_eq "$rc" 1 "tune --revert without systemctl"
+expect_grep "$T/err" "tune-journal.json: error: cannot start irqbalance.service again: there is no systemctl under $T/o (usr/bin, bin)"
+expect_eq "$(cat "$T/o/proc/irq/2753/smp_affinity_list")" "0" "nothing restored without systemctl"
+mv "$T/o/systemctl.away" "$T/o/usr/bin/systemctl"
+expect_rc 0 "$NPL" tune --revert --root "$T/o"
+expect_eq "$(cat "$T/o/proc/irq/2753/smp_affinity_list" "$T/o/run/sim-systemd/irqbalance.service" | tr '\n' ' ')" "0-191 active " \
+	"restored once systemctl is back"
+# a tampered journal naming another service is refused whole, located
+irq_root "$T/t" active
+mkdir -p "$T/t/run/npulaunch"
+printf '{\n\t"format": "npulaunch-tune-journal/2",\n\t"root": "%s",\n\t"entries": [\n\t\t{"name": "sshd.service", "unit": "sshd.service", "state": "active"}\n\t]\n}\n' \
+	"$T/t" >"$T/t/run/npulaunch/tune-journal.json"
+run "$NPL" tune --revert --root "$T/t"
+expect_eq "$rc" 1 "tune --revert of a journal naming sshd.service"
+expect_grep "$T/err" "tune-journal.json: error: entry 1 (a service): a unit that is not one tuning stops (only irqbalance.service)"
+expect_eq "$(cat "$T/t/run/sim-systemd/calls" 2>/dev/null)" "" "no systemctl call for a tampered journal"
+# no systemctl, irqbalance running: said, not stopped
+irq_root "$T/u" active
+rm "$T/u/usr/bin/systemctl"
+mkdir -p "$T/u/proc/4242"
+echo irqbalance >"$T/u/proc/4242/comm"
+run env NPULAUNCH_ROOT="$T/u" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_grep "$T/err" "warning: irqbalance runs (pid 4242) and there is no systemctl under $T/u to stop it"
+
 # ---- the rendered script: the same sets as apply, from the same facts --------------------------
 # a partial cpuset; numa_node -1 on one die (the topology table says its node); each core's two
 # threads apart (CPU c and c+12 of a node): a die's slice takes whole cores
