@@ -3,8 +3,10 @@
  * node's instance, turned into the CPU mask and the memory policy the launch applies. See
  * launch.h and affinity.h.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npulaunch/affinity.h"
 #include "npulaunch/launch.h"
@@ -24,6 +26,19 @@ static const char *smi(struct npl_arena *a, const cJSON *dirs, const char *root,
 	if (!tool || npl_proc_run(a, tool, argv, timeout, 1 << 20, &out, &status) != NPL_PROC_OK || status)
 		return NULL;
 	return out;
+}
+
+/* 1 when the running kernel has every NUMA node set in mems (its sysfs, not the root's). */
+static int kernel_has(const unsigned char *mems, size_t n)
+{
+	char path[64];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%zu", i);
+		if (mems[i] && access(path, F_OK) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 static const cJSON *tool_dirs(const cJSON *plan)
@@ -90,8 +105,9 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 		l->cpus = npl_arena_strdup(l->arena, npl_json_str(l->affinity, "cpus"));
 		npl_launch_cpus(l, root);
 		/* a memory policy only where the dies' nodes are known (an A3 whose sysfs gives
-		   none leaves memory where the kernel puts it, silently) */
-		if ((!root || !*root) && memchr(af->mems, 1, sizeof(af->mems))) {
+		   none leaves memory where the kernel puts it, silently); under a root prefix only
+		   when this kernel has those nodes, as the CPUs are bound only where they exist */
+		if (memchr(af->mems, 1, sizeof(af->mems)) && (!root || !*root || kernel_has(af->mems, sizeof(af->mems)))) {
 			l->maxnode = sizeof(af->mems);
 			l->mems = npl_xcalloc(l->maxnode / (8 * sizeof(unsigned long)), sizeof(unsigned long));
 			for (i = 0; i < (int)sizeof(af->mems); i++)

@@ -5,7 +5,10 @@
 # preflight show each die's CPUs from the topology; a partial cpuset is honoured or, where a
 # die's node has none of it, refused before anything changes; SGLANG_SET_CPU_AFFINITY in the
 # launch environment wins and npulaunch binds nothing (said); --no-affinity and --cpus turn it
-# off; apply pins the real server to its CPUs (read back from /proc/PID/status).
+# off; apply pins the real server to its CPUs (read back from /proc/PID/status); irqbalance is
+# stopped while the interrupts are bound and started again by tune --revert, also after SIGKILL;
+# the round trip apply -> status --affinity -> a wrong binding reported -> revert runs in a
+# mount namespace on a real, bound server.
 source "$(dirname "$0")/lib.sh"
 SHAPES=$NPL_DATA/recipes/good/shapes
 TOPO=$NPL_DATA/topology
@@ -457,4 +460,76 @@ expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:1" "the
 expect_grep "$T/err" "affinity numa-local: the server on CPUs 1"
 expect_rc 0 env NPULAUNCH_ROOT="$T/x" PATH="$T/x.bin:$PATH" bash "$T/xb/pd-mixed.sh" --no-tune --no-affinity
 expect_eq "$(tr -d ' \t' <"$T/x.pinned" 2>/dev/null)" "Cpus_allowed_list:0-1" "the script's server without the binding"
+
+# ---- the round trip on a simulated host in a mount namespace of its own: apply (tuned, bound) ->
+# status --affinity reads the running server back -> a wrong binding is reported -> revert.
+# The server's real /proc/PID is bound into the root's proc, in the namespace only; the host's
+# own tuning files are never touched (the root's are the simulated ones).
+if unshare -m --propagation private true 2>/dev/null; then
+	# one card of an A2 node whose die is on NUMA node 0 (which every kernel has) with CPU 1:
+	# apply binds the server's CPUs and its memory (preferred node 0) for real
+	a2_root "$T/y" 1
+	echo 0-1 >"$T/y/sys/devices/system/cpu/online"
+	echo 0 >"$T/y/sys/bus/pci/devices/0000:c1:00.0/numa_node"
+	echo 1 >"$T/y/sys/bus/pci/devices/0000:c1:00.0/local_cpulist"
+	echo 1 >"$T/y/sys/devices/system/node/node0/cpulist"
+	for b in 01 02; do echo 1 >"$T/y/sys/bus/pci/devices/0000:$b:00.0/numa_node"; done   # node 0 its alone
+	mkdir -p "$T/own2"
+	cp "$SHAPES"/*.yaml "$T/own2/"
+	cat >"$T/own2/a2-one.yaml" <<-'EOF'
+	# PD mixed on card 0 of an A2 node, its die given one CPU at least
+	kind: recipe
+	title: Shape-MoE W8A8 A2 1P ROUND-TRIP 50ms
+	model: shape-moe
+	hardware: ascend-a2
+	cards: 1
+	mode: pd-mixed
+	quantization: W8A8 INT8
+	dataset: 8k+1k
+	tpot: 50ms
+	topology:
+	  pd-mixed: {instances: 1, cards: 1}
+	bench: {dataset: random, input: 8000, output: 1000, concurrency: 4, prompts: 8}
+	tuning:
+	  affinity: {min_cpus_per_die: 1}
+	EOF
+	before=$(state_of "$T/y")
+	rm -f "$T/y.bin/python3"
+	printf '#!/bin/sh\nsleep 60 &\nwait\n' >"$T/y.bin/python3"
+	chmod +x "$T/y.bin/python3"
+	cat >"$T/rt.sh" <<-'EOF'
+	# the round trip, in its own mount namespace: $1 root, $2 recipes, $3 results folder
+	R=$1 RC=$2 O=$3; shift 3
+	env NPULAUNCH_ROOT="$R" NPULAUNCH_PREFLIGHT=0 PATH="$R.bin:$PATH" "$NPL" --recipes "$RC" apply "$@" >"$O/apply.out" 2>"$O/apply.err" &
+	pid=$!
+	n=0
+	while ((n++ < 100)) && ! grep -qs sglang "/proc/$pid/cmdline"; do sleep 0.05; done
+	cp "/proc/$pid/status" "$O/server.status"
+	mkdir -p "$R/proc/$pid" && mount --bind "/proc/$pid" "$R/proc/$pid"
+	env NPULAUNCH_ROOT="$R" "$NPL" --recipes "$RC" status --affinity "$@" >"$O/ok.out" 2>"$O/ok.err"
+	echo $? >"$O/ok.rc"
+	taskset -p -c 0 "$pid" >/dev/null
+	env NPULAUNCH_ROOT="$R" "$NPL" --recipes "$RC" status --affinity "$@" >"$O/bad.out" 2>"$O/bad.err"
+	echo $? >"$O/bad.rc"
+	cp "$R/run/npulaunch/tune-journal.json" "$O/journal" 2>/dev/null
+	pkill -P "$pid"; kill "$pid"; wait "$pid"
+	umount "$R/proc/$pid" && rmdir "$R/proc/$pid"
+	"$NPL" tune --revert --root "$R" >"$O/revert.out" 2>"$O/revert.err"
+	echo $? >"$O/revert.rc"
+	EOF
+	mkdir -p "$T/rt"
+	unshare -m --propagation private bash "$T/rt.sh" "$T/y" "$T/own2" "$T/rt" shape-moe-w8a8-a2-1p-round-trip-50ms "${SITE[@]}"
+	expect_eq "$(tr -d ' \t' <"$T/rt/server.status" | grep Cpus_allowed_list:)" "Cpus_allowed_list:1" "the running server's CPUs"
+	expect_eq "$(cat "$T/rt/ok.rc")" 0 "status --affinity of the bound server: $(cat "$T/rt/ok.out" "$T/rt/ok.err")"
+	expect_grep "$T/rt/ok.out" "cpus 1 ok (its dies': 1)"
+	expect_grep "$T/rt/ok.out" "memory prefer"
+	expect_eq "$(cat "$T/rt/bad.rc")" 1 "status --affinity after taskset moved the server: $(cat "$T/rt/bad.out")"
+	expect_grep "$T/rt/bad.out" "cpus 0 MISMATCH (its dies': 1)"
+	[[ -s $T/rt/journal ]] || fail "apply journaled nothing: $(cat "$T/rt/apply.err")"
+	expect_eq "$(cat "$T/rt/revert.rc")" 0 "tune --revert after the server: $(cat "$T/rt/revert.err")"
+	expect_eq "$(state_of "$T/y")" "$before" "the simulated host after the round trip"
+	
+else
+	echo "SKIP: the round trip in a mount namespace: unshare -m is not allowed here"
+fi
 finish
