@@ -70,6 +70,10 @@ struct npl_launch_node {
 	const char *affinity_note;        /* why nothing is bound, or NULL */
 	unsigned long *mems;              /* the memory nodes for set_mempolicy (a nodemask), or NULL */
 	unsigned long maxnode;
+	char **rank_nodes;                /* per instance: the NUMA node of each SGLang gpu id it uses,
+					     as --numa-node takes them ("0 0 2 2"), or NULL */
+	const char *rank_note;            /* SGLang's per-rank binding: what npl_launch_ranks() did, or
+					     why there is none (NULL: nothing to say) */
 	/* npl_launch_environ() */
 	struct npl_launch_env env;
 };
@@ -102,6 +106,13 @@ void npl_launch_dry_json(struct npl_launch_node *l);
 /* Build l->env from environ as the script does: unsets, the variables before the env files,
  * then the files sourced in bash. -1 with an error when sourcing fails. */
 int npl_launch_environ(struct npl_launch_node *l, char **environ_);
+/* SGLang's own per-rank binding on top of the server's (issue 26): each instance's --numa-node
+ * list (l->rank_nodes, from npl_launch_affinity) appended to its argv when the SGLang that
+ * envp's python finds has it (server_args.py's numa_node, environ.py's SGLANG_NUMA_BIND_V2:
+ * each rank started under numactl --cpunodebind=N --membind=N) and numactl is on envp's PATH,
+ * unless the recipe gives --numa-node or sets SGLANG_NUMA_BIND_V2 itself. l->rank_note says
+ * what was done or why not. */
+void npl_launch_ranks(struct npl_launch_node *l, char *const *envp, double timeout);
 /* Pin this process to l->mask when there is one; -1 with an error. */
 int npl_launch_pin(struct npl_launch_node *l);
 /* Exec the one instance with its own variables added; returns (-1, an error) only on failure. */

@@ -91,6 +91,12 @@ int npl_plan_node_ports(const cJSON *role, int index, struct npl_plan_port *out,
  * sets it, else --base-gpu-id (default 0) and on, as many as an instance has dies per node; up
  * to max in ids, their count. */
 int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max);
+/* The logical device each SGLang gpu id 0 .. base + dies - 1 of the instance node (a plan node
+ * of role) is, as --numa-node is indexed: ASCEND_RT_VISIBLE_DEVICES' entry for it, else the id
+ * itself; the ids below --base-gpu-id (which SGLang never uses) are given the first rank's
+ * device. Their count; 0 for an instance on no die; -1 where npulaunch cannot follow SGLang's
+ * numbering (a --gpu-id-step other than 1, a device list it cannot read, more than max). */
+int npl_plan_rank_devices(const cJSON *role, const cJSON *node, int *ids, int max);
 
 /* Who binds node index of a server role to its dies' CPUs: NULL when npulaunch does (apply, and
  * the role's rendered script alike), with *policy its tuning.affinity; otherwise why not (its

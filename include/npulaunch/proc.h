@@ -62,5 +62,8 @@ const char *npl_proc_places(struct npl_arena *a, const cJSON *dirs, const char *
  * did not exit on its own. */
 enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, char *const argv[], double timeout,
 				  size_t max, const char **out, int *status);
+/* The same with the environment envp (NULL: this process's; LC_ALL is then envp's own). */
+enum npl_proc_result npl_proc_run_env(struct npl_arena *arena, const char *path, char *const argv[],
+				      char *const envp[], double timeout, size_t max, const char **out, int *status);
 
 #endif

@@ -365,6 +365,7 @@ static int dry_run(struct npl_cli *cli, struct npl_launch_node *l, int json)
 {
 	int rc = NPL_EXIT_OK;
 
+	npl_launch_ranks(l, environ, 30);   /* the environment apply runs in: the env files are not sourced */
 	if (json)
 		npl_launch_dry_json(l);
 	else
@@ -425,6 +426,10 @@ static int launch(struct npl_cli *cli, struct npl_launch_node *l, struct npl_tun
 	}
 	if (npl_launch_environ(l, environ) || npl_launch_pin(l))
 		goto fail;
+	/* SGLang's per-rank binding, asked of the python the server's environment finds */
+	npl_launch_ranks(l, l->env.v, 30);
+	if (l->affinity && l->rank_note)
+		fprintf(stderr, "npulaunch: apply: affinity ranks: %s\n", npl_escape_in(&cli->arena, l->rank_note));
 	fprintf(stderr, "npulaunch: apply: %s node %d of %s: %d setting%s changed; %s %s\n", l->role_name, l->node,
 		npl_json_str(cJSON_GetObjectItemCaseSensitive(l->plan, "recipe"), "id"), tuned,
 		tuned == 1 ? "" : "s",

@@ -511,8 +511,13 @@ void npl_launch_dry_json(struct npl_launch_node *l)
 		cJSON_AddStringToObject(o, "cpus", l->cpus);
 	else
 		cJSON_AddNullToObject(o, "cpus");
-	if (l->affinity)
-		cJSON_AddItemToObject(o, "affinity", cJSON_Duplicate(l->affinity, 1));
+	if (l->affinity) {
+		cJSON *af = cJSON_Duplicate(l->affinity, 1);
+
+		if (l->rank_note)
+			cJSON_AddStringToObject(af, "ranks", l->rank_note);   /* SGLang's per-rank binding */
+		cJSON_AddItemToObject(o, "affinity", af);
+	}
 	else if (l->affinity_note)
 		cJSON_AddStringToObject(o, "affinity", l->affinity_note);
 	else
@@ -674,6 +679,8 @@ void npl_launch_dry_text(struct npl_launch_node *l)
 		       npl_json_str(d, "cpus"), cJSON_IsNumber(cJSON_GetObjectItem(d, "numa_node")) ?
 		       npl_arena_printf(a, "%d", npl_json_int(d, "numa_node", -1)) : "unknown",
 		       npl_escape_in(a, npl_json_str(d, "node_from")));
+	if (l->affinity && l->rank_note)
+		printf("# affinity: ranks: %s\n", npl_escape_in(a, l->rank_note));
 	if (l->cpus)
 		printf("cpus %s\n", npl_escape_in(a, l->cpus));
 	for (i = 0; i < l->nwait && l->wait_timeout > 0; i++) {
@@ -790,6 +797,8 @@ void npl_launch_release(struct npl_launch_node *l)
 		CPU_FREE((cpu_set_t *)l->mask);
 	cJSON_Delete(l->affinity);
 	free(l->mems);
+	free(l->rank_nodes);
+	l->rank_nodes = NULL;
 	l->affinity = NULL;
 	l->mems = NULL;
 	env_release(&l->env);

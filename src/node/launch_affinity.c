@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "npulaunch/affinity.h"
+#include "npulaunch/buf.h"
 #include "npulaunch/launch.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
@@ -75,6 +76,59 @@ int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const
 	return npl_affinity_compute(af, &o, d);
 }
 
+/* Each instance's --numa-node list: for SGLang's gpu ids (npl_plan_rank_devices), the NUMA
+ * node of the die each is. Only under numa-local, and only where no rank could leave the
+ * server's CPUs: each rank's node's allowed CPUs must all be the server's (a die sharing its
+ * node with another instance's die would widen it). l->rank_note says why not. */
+/* Instance k's list into l->rank_nodes[k]; NULL, or why there is none. */
+static const char *rank_list(struct npl_launch_node *l, const struct npl_affinity *af, int k)
+{
+	int ids[MAX_IDS], n = npl_plan_rank_devices(l->role, l->inst[k].node, ids, MAX_IDS);
+	struct npl_buf b = NPL_BUF_INIT;
+
+	if (n <= 0)
+		return "a --base-gpu-id, --gpu-id-step or ASCEND_RT_VISIBLE_DEVICES npulaunch cannot follow: the ranks "
+		       "share the server's CPUs";
+	for (int g = 0; g < n; g++) {
+		const struct npl_aff_die *die = NULL;
+		int c;
+
+		for (int i = 0; i < af->ndies; i++)
+			if (af->dies[i].id == ids[g])
+				die = &af->dies[i];
+		if (!die || die->node < 0 || !die->local) {
+			npl_buf_release(&b);
+			return npl_arena_printf(l->arena, "device %d's NUMA node is not known: the ranks share the server's CPUs", ids[g]);
+		}
+		for (c = 0; c < NPL_AFF_MAX_CPUS && !(die->local[c] && af->allowed[c] && !af->cpus[c]); c++)
+			;
+		if (c < NPL_AFF_MAX_CPUS) {
+			npl_buf_release(&b);
+			return npl_arena_printf(l->arena, "device %d shares NUMA node %d with a die of another instance: the "
+					       "ranks share the server's CPUs", ids[g], die->node);
+		}
+		npl_buf_printf(&b, "%s%d", g ? " " : "", die->node);
+	}
+	l->rank_nodes[k] = npl_arena_strdup(l->arena, b.data);
+	npl_buf_release(&b);
+	return NULL;
+}
+
+static void rank_lists(struct npl_launch_node *l, const struct npl_affinity *af)
+{
+	if (strcmp(af->policy, "numa-local")) {
+		l->rank_note = "the policy is not numa-local: the ranks share the server's CPUs";
+		return;
+	}
+	l->rank_nodes = npl_xcalloc((size_t)l->ninst + 1, sizeof(*l->rank_nodes));
+	for (int k = 0; k < l->ninst; k++) {
+		const char *why = rank_list(l, af, k);
+
+		if (why && k == 0)
+			l->rank_note = why;   /* what the dry run says is the first instance's */
+	}
+}
+
 void npl_launch_affinity(struct npl_launch_node *l, const char *root, double timeout)
 {
 	struct npl_affinity *af;
@@ -114,6 +168,7 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 				if (af->mems[i])
 					l->mems[i / (8 * sizeof(unsigned long))] |= 1UL << (i % (8 * sizeof(unsigned long)));
 		}
+		rank_lists(l, af);
 	}
 	npl_affinity_release(af);
 	npl_diag_release(&d);

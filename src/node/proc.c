@@ -149,6 +149,12 @@ static void run_setup(void *ctx)
 enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, char *const argv[], double timeout,
 				  size_t max, const char **out, int *status)
 {
+	return npl_proc_run_env(arena, path, argv, NULL, timeout, max, out, status);
+}
+
+enum npl_proc_result npl_proc_run_env(struct npl_arena *arena, const char *path, char *const argv[],
+				      char *const envp[], double timeout, size_t max, const char **out, int *status)
+{
 	struct npl_buf b = NPL_BUF_INIT;
 	enum npl_proc_result r = NPL_PROC_OK;
 	double deadline = now_s() + timeout;
@@ -161,7 +167,7 @@ enum npl_proc_result npl_proc_run(struct npl_arena *arena, const char *path, cha
 		return NPL_PROC_CANNOT;
 	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
 	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	pid = npl_proc_spawn(&(struct npl_proc_child){.path = path, .argv = argv, .setup = run_setup,
+	pid = npl_proc_spawn(&(struct npl_proc_child){.path = path, .argv = argv, .envp = envp, .setup = run_setup,
 						    .ctx = &(struct run_child){fds[1]}});
 	if (pid < 0) {
 		close(fds[0]);

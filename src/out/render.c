@@ -260,6 +260,34 @@ static cJSON *preflight_view(const cJSON *role)
 	return v;
 }
 
+/* For SGLang's per-rank binding (--numa-node), per instance of the role (its plan node, in
+ * order): its node index, the logical device of each gpu id (npl_plan_rank_devices(); "" where
+ * npulaunch cannot follow them), its python, and whether its flags give --numa-node already. */
+static cJSON *ranks_view(const cJSON *role)
+{
+	cJSON *a = cJSON_CreateArray();
+	const cJSON *node, *f;
+
+	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
+		cJSON *o = cJSON_CreateObject();
+		struct npl_buf b = NPL_BUF_INIT;
+		int ids[256], n = npl_plan_rank_devices(role, node, ids, 256), own = 0;
+		const cJSON *py = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(node, "launch"), 0);
+
+		for (int i = 0; i < n; i++)
+			npl_buf_printf(&b, "%s%d", i ? " " : "", ids[i]);
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(node, "flags"))
+			own |= npl_json_str(f, "flag") && !strcmp(npl_json_str(f, "flag"), "--numa-node");
+		cJSON_AddNumberToObject(o, "index", npl_json_int(node, "index", 0));
+		cJSON_AddStringToObject(o, "devices", npl_buf_str(&b));
+		cJSON_AddStringToObject(o, "python", cJSON_IsString(py) ? py->valuestring : "python3");
+		cJSON_AddBoolToObject(o, "own", own);
+		npl_buf_release(&b);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 /* Where a server script binds to its dies' CPUs (templates/_affinity.sh.tmpl): where apply does
  * (npl_plan_affinity_owner()), per node its policy's devices, or why not; false when no node of
  * the role binds, and then the script holds no affinity code. */
@@ -303,6 +331,7 @@ static cJSON *affinity_view(const cJSON *role)
 		cJSON_Delete(v);
 		return cJSON_CreateFalse();
 	}
+	cJSON_AddItemToObject(v, "ranks", ranks_view(role));
 	policy = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(role, "tuning"), "affinity");
 	cJSON_AddStringToObject(v, "policy", npl_json_str(cJSON_GetObjectItemCaseSensitive(policy, "policy"), "value"));
 	cJSON_AddNumberToObject(v, "min", npl_json_int(cJSON_GetObjectItemCaseSensitive(policy, "min_cpus_per_die"), "value", 1));

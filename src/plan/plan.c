@@ -459,6 +459,51 @@ int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max)
 	return n;
 }
 
+/* ASCEND_RT_VISIBLE_DEVICES of a plan node, or NULL. */
+static const char *visible_of(const cJSON *node)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		const char *name = npl_json_str(e, "name");
+
+		if (name && !strcmp(name, "ASCEND_RT_VISIBLE_DEVICES"))
+			return npl_json_str(e, "value");
+	}
+	return NULL;
+}
+
+int npl_plan_rank_devices(const cJSON *role, const cJSON *node, int *ids, int max)
+{
+	int per = npl_json_int(role, "nodes_per_instance", 1), dies = npl_json_int(role, "dies_per_instance", 0);
+	const char *base = flag_value(node, "--base-gpu-id"), *step = flag_value(node, "--gpu-id-step");
+	const char *vis = visible_of(node);
+	int b = base ? num_word(base) : 0, n = 0;
+
+	dies /= per > 0 ? per : 1;
+	if (dies <= 0)
+		return 0;
+	if (b < 0 || (step && num_word(step) != 1) || (vis && strchr(vis, '$')) || b + dies > max)
+		return -1;
+	for (int g = 0; g < b + dies; g++) {
+		int want = g < b ? b : g, id = want;
+
+		if (vis) {
+			const char *p = vis;
+
+			for (int i = 0; i < want && *p; i++) {
+				p += strcspn(p, ",");
+				p += *p == ',';
+			}
+			id = *p ? num_n(p, strcspn(p, ",")) : -1;
+		}
+		if (id < 0)
+			return -1;
+		ids[n++] = id;
+	}
+	return n;
+}
+
 /* SGLang's EnvBool: 1, true, yes, on (any case) */
 static int env_true(const char *v)
 {

@@ -426,6 +426,91 @@ expect_nogrep "$T/sg/pd-mixed.sh" "taskset"
 expect_nogrep "$T/pn/pd-mixed.sh" "npl_aff"
 expect_rc 2 env NPULAUNCH_ROOT="$T/r" bash "$T/pn/pd-mixed.sh" --affinity-only
 
+# ---- each rank on its die's node: SGLang's own --numa-node, where this node's SGLang has it -----
+# The server's python asks a real python3 for the sglang package (PYTHONPATH names a folder with
+# what SGLang's sources hold: server_args.py's numa_node since 0.5.2, environ.py's
+# SGLANG_NUMA_BIND_V2 since 0.5.6) and is the stub server otherwise; numactl is a stand-in on
+# PATH. The list is indexed by gpu id: cards 4-7 (--base-gpu-id 4) on nodes 0 0 2 2, the
+# unused ids 0-3 given the first rank's.
+a2_root "$T/rk" 0-191
+for v in new 052 old; do mkdir -p "$T/sgl-$v/sglang/srt" && : >"$T/sgl-$v/sglang/__init__.py"; done
+mkdir -p "$T/rk.tools"
+echo 'numa_node: Optional[List[int]] = None' >"$T/sgl-new/sglang/srt/server_args.py"
+echo 'SGLANG_NUMA_BIND_V2 = EnvBool(True)' >"$T/sgl-new/sglang/srt/environ.py"
+cp "$T/sgl-new/sglang/srt/server_args.py" "$T/sgl-052/sglang/srt/"
+echo 'SGLANG_SET_CPU_AFFINITY = EnvBool(False)' >"$T/sgl-052/sglang/srt/environ.py"
+echo 'dist_init_addr: Optional[str] = None' >"$T/sgl-old/sglang/srt/server_args.py"
+real_py=$(type -P python3) || fail "python3 is needed"
+rm -f "$T/rk.bin/python3"
+cat >"$T/rk.bin/python3" <<-EOF
+#!/usr/bin/env bash
+[[ \$1 != -c ]] || exec "$real_py" "\$@"
+exec -a python3 "$NPL_STUB" "\$@"
+EOF
+chmod +x "$T/rk.bin/python3"
+printf '#!/bin/sh\nexit 0\n' >"$T/rk.tools/numactl"
+chmod +x "$T/rk.tools/numactl"
+ranks() {  # WHAT WANT [ENV...]: apply --dry-run and the script's --affinity-only say WANT about the ranks, alike
+	local what=$1 want=$2
+	shift 2
+	PATH="$T/rk.bin:$PATH" same_sets "$T/rk" "$what" >/dev/null
+	run env NPULAUNCH_ROOT="$T/rk" PATH="$T/rk.bin:$PATH" "$@" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+	expect_grep "$T/out" "# affinity: ranks: $want"
+	run env NPULAUNCH_ROOT="$T/rk" PATH="$T/rk.bin:$PATH" "$@" bash "$T/sb/pd-mixed.sh" --affinity-only
+	expect_grep "$T/out" "# affinity: ranks: $want"
+	expect_eq "$(grep -c '^# affinity: ranks:' "$T/out")" 1 "$what: one ranks line"
+}
+ranks "SGLang 0.5.6 and numactl" "--numa-node 0 0 0 0 0 0 2 2: SGLang starts each rank under numactl on its die's NUMA node (CPUs and memory)" \
+	PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH"
+if type -P numactl >/dev/null; then
+	echo "SKIP: no numactl: this machine has one on PATH ($(type -P numactl))"
+else
+	ranks "no numactl" "numactl is not on the server's PATH (SGLang starts each rank under it): install it (Debian: numactl) to bind each rank; the ranks share the server's CPUs" \
+		PYTHONPATH="$T/sgl-new"
+fi
+ranks "SGLang 0.5.2" "this SGLang binds a rank through libnuma.so, which ends the rank where the library is missing (before 0.5.6): left off, the ranks share the server's CPUs" \
+	PYTHONPATH="$T/sgl-052" PATH="$T/rk.tools:$T/rk.bin:$PATH"
+ranks "SGLang 0.5.1" "this SGLang has no --numa-node (0.5.2 added it): the ranks share the server's CPUs" \
+	PYTHONPATH="$T/sgl-old" PATH="$T/rk.tools:$T/rk.bin:$PATH"
+if "$real_py" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("sglang") is None)'; then
+	echo "SKIP: no sglang: this machine's python3 has one"
+else
+	ranks "no sglang" "python3 found no sglang package: the ranks share the server's CPUs" PATH="$T/rk.tools:$T/rk.bin:$PATH"
+fi
+ranks "SGLANG_NUMA_BIND_V2 set" "the launch environment sets SGLANG_NUMA_BIND_V2=0: SGLang's choice is the recipe's" \
+	PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" SGLANG_NUMA_BIND_V2=0
+run env NPULAUNCH_ROOT="$T/rk" PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --json
+expect_eq "$(jq -r '.affinity.ranks' "$T/out")" "--numa-node 0 0 0 0 0 0 2 2: SGLang starts each rank under numactl on its die's NUMA node (CPUs and memory)" \
+	"apply --dry-run --json's affinity.ranks"
+expect_eq "$(jq -c '.instances[0].argv[-9:]' "$T/out")" '["--numa-node","0","0","0","0","0","0","2","2"]' "the dry run's argv"
+# the server is started with it, by apply and by the script alike
+run env NPULAUNCH_ROOT="$T/rk" NPULAUNCH_PREFLIGHT=0 PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" NPL_STUB_LOG="$T/rk.apply" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --no-tune
+expect_eq "$rc" 0 "apply with the ranks bound: $(cat "$T/err")"
+expect_grep "$T/err" "npulaunch: apply: affinity ranks: --numa-node 0 0 0 0 0 0 2 2"
+run env NPULAUNCH_ROOT="$T/rk" PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" NPL_STUB_LOG="$T/rk.script" \
+	bash "$T/sb/pd-mixed.sh" --no-tune
+expect_eq "$rc" 0 "pd-mixed.sh with the ranks bound: $(cat "$T/err")"
+expect_grep "$T/err" "pd-mixed.sh: affinity ranks: --numa-node 0 0 0 0 0 0 2 2"
+expect_eq "$(jq -c '.argv[-9:]' "$T/rk.apply")" '["--numa-node","0","0","0","0","0","0","2","2"]' "apply's server argv"
+expect_eq "$(jq -c .argv "$T/rk.script")" "$(jq -c .argv "$T/rk.apply")" "the script's server argv against apply's"
+# a die that shares its node with another instance's die: the rank could leave the server's CPUs
+mkdir -p "$T/own3"
+cp "$SHAPES"/*.yaml "$T/own3/"
+sed -e 's/4P FIRST-CARD4/1P CARD4/' -e 's/^cards: 4/cards: 1/' -e 's/cards: 4, first_card: 4/cards: 1, first_card: 4/' \
+	"$SHAPES/a2-part.yaml" >"$T/own3/a2-card4.yaml"
+rm -rf "$T/sb3"
+"$NPL" --recipes "$T/own3" render shape-moe-w8a8-a2-1p-card4-50ms "${SITE[@]}" -o "$T/sb3" >/dev/null 2>&1 || fail "render the card-4 recipe"
+for w in apply script; do
+	if [[ $w == apply ]]; then
+		run env NPULAUNCH_ROOT="$T/rk" PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" \
+			"$NPL" --recipes "$T/own3" apply shape-moe-w8a8-a2-1p-card4-50ms "${SITE[@]}" --dry-run
+	else
+		run env NPULAUNCH_ROOT="$T/rk" PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" bash "$T/sb3/pd-mixed.sh" --affinity-only
+	fi
+	expect_grep "$T/out" "# affinity: ranks: device 4 shares NUMA node 0 with a die of another instance: the ranks share the server's CPUs"
+done
+
 # ---- the real server pinned: a topology whose dies' CPUs are this machine's -------------------
 # each die of the instance alone on a NUMA node whose one CPU is CPU 1 (every machine this runs
 # on has CPUs 0 and 1): the server is pinned to CPU 1, as /proc/self/status of the exec'd
@@ -495,7 +580,7 @@ if unshare -m --propagation private true 2>/dev/null; then
 	EOF
 	before=$(state_of "$T/y")
 	rm -f "$T/y.bin/python3"
-	printf '#!/bin/sh\nsleep 60 &\nwait\n' >"$T/y.bin/python3"
+	printf '#!/bin/sh\n[ "$1" != -c ] || exit 0   # the sglang probe: none\nsleep 60 &\nwait\n' >"$T/y.bin/python3"
 	chmod +x "$T/y.bin/python3"
 	cat >"$T/rt.sh" <<-'EOF'
 	# the round trip, in its own mount namespace: $1 root, $2 recipes, $3 results folder

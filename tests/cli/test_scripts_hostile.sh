@@ -184,6 +184,13 @@ template_names() {  # FILE...
 	sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/input/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"'
 }
 mapfile -t names < <(template_names "$NPL_SRC"/templates/*.tmpl | sort -u)
+# SGLang's own switches the scripts read, never set, to follow the recipe's choice (a recipe
+# that sets SGLANG_NUMA_BIND_V2 keeps SGLang's per-rank binding its own): a recipe may set them
+honoured=" SGLANG_NUMA_BIND_V2 "
+mapfile -t names < <(for n in "${names[@]}"; do [[ $honoured == *" $n "* ]] || echo "$n"; done)
+for n in $honoured; do
+	grep -q "\${$n+x}" "$NPL_SRC/templates/_affinity.sh.tmpl" || fail "$n is no longer read by the templates: take it off the list"
+done
 site_vars=" $(sed -n '/keys\[NPL_SITE_COUNT\] = {/,/^};/p' "$NPL_SRC/src/input/site.c" | grep -oE '"[A-Z][A-Z_]*"' | tr -d '"' | tr '\n' ' ')"
 ((${#names[@]} > 40)) && [[ " ${names[*]} " == *" npl_node "* && " ${names[*]} " == *" PREFILL_HOSTS "* ]] ||
 	fail "the names parsed out of the templates look wrong: ${names[*]}"
