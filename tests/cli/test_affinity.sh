@@ -494,6 +494,25 @@ expect_eq "$rc" 0 "pd-mixed.sh with the ranks bound: $(cat "$T/err")"
 expect_grep "$T/err" "pd-mixed.sh: affinity ranks: --numa-node 0 0 0 0 0 0 2 2"
 expect_eq "$(jq -c '.argv[-9:]' "$T/rk.apply")" '["--numa-node","0","0","0","0","0","0","2","2"]' "apply's server argv"
 expect_eq "$(jq -c .argv "$T/rk.script")" "$(jq -c .argv "$T/rk.apply")" "the script's server argv against apply's"
+# the cluster targets run the same role script on the node (Kubernetes: from the ConfigMap, by
+# entrypoint.sh; Slurm: by slurm-step.sh): on the same node, the same sets and ranks as apply
+run env NPULAUNCH_ROOT="$T/rk" PATH="$T/rk.tools:$T/rk.bin:$PATH" PYTHONPATH="$T/sgl-new" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+grep -E '^(# affinity: |cpus )' "$T/out" >"$T/want.rk"
+expect_grep "$T/want.rk" "# affinity: ranks: --numa-node 0 0 0 0 0 0 2 2"
+for target in k8s rbg slurm; do
+	rm -rf "$T/tg"
+	"$NPL" --recipes "$SHAPES" render $PART "${SITE[@]:0:4}" --target $target -o "$T/tg" >"$T/tg.out" 2>&1 ||
+		fail "render --target $target: $(cat "$T/tg.out")"
+	if [[ -f $T/tg/configmap.yaml ]]; then
+		"$PY" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["data"]["pd-mixed.sh"], end="")' \
+			"$T/tg/configmap.yaml" >"$T/tg/pd-mixed.sh"
+	fi
+	# (Slurm's scripts take the job's nodes as ENTRY_IP, which slurm-step.sh sets)
+	run env NPULAUNCH_ROOT="$T/rk" PATH="$T/rk.tools:$T/rk.bin:$PATH" PYTHONPATH="$T/sgl-new" ENTRY_IP=127.0.0.1 \
+		NPULAUNCH_NODE_IP=127.0.0.1 bash "$T/tg/pd-mixed.sh" --affinity-only
+	expect_eq "$(cat "$T/out")" "$(cat "$T/want.rk")" "--target $target: its role script's sets against apply --dry-run's ($(head -c 500 "$T/err"))"
+done
 # a die that shares its node with another instance's die: the rank could leave the server's CPUs
 mkdir -p "$T/own3"
 cp "$SHAPES"/*.yaml "$T/own3/"
