@@ -201,7 +201,11 @@ static void show_affinity(const cJSON *role, const struct out *o, struct npl_buf
 	if (why)
 		npl_buf_printf(b, "npulaunch binds nothing (%s)", why);
 	else
-		npl_buf_puts(b, "apply binds each server to its dies' CPUs and NUMA nodes, from the node's topology");
+		npl_buf_printf(b, "apply and the scripts bind each server to its dies' CPUs and NUMA nodes, from the node's "
+				  "topology%s",
+			       !strcmp(npl_json_str(p, "value") ? npl_json_str(p, "value") : "", "numa-local")
+				       ? ", and each rank to its die's node (SGLang's --numa-node, where the node's SGLang has it)"
+				       : "");
 	line_with_origin(o, "  tune    ", npl_buf_str(b), cJSON_GetObjectItemCaseSensitive(p, "origin"));
 }
 

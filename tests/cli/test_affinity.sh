@@ -131,7 +131,7 @@ expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")
 # ---- one binding wins, never two -----------------------------------------------------------------
 # show says which, from the plan alone
 expect_rc 0 "$NPL" --recipes "$SHAPES" show $PART --explain
-expect_grep "$T/out" "tune    affinity numa-local, at least 5 CPUs per die, its queue interrupts on its first two: apply binds each server to its dies' CPUs and NUMA nodes, from the node's topology"
+expect_grep "$T/out" "tune    affinity numa-local, at least 5 CPUs per die, its queue interrupts on its first two: apply and the scripts bind each server to its dies' CPUs and NUMA nodes, from the node's topology, and each rank to its die's node (SGLang's --numa-node, where the node's SGLang has it)"
 expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 expect_grep "$T/out" "affinity even-slice, at least 5 CPUs per die, its queue interrupts on its first two: npulaunch binds nothing (the launch environment sets SGLANG_SET_CPU_AFFINITY"
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run \
