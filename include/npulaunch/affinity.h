@@ -114,10 +114,12 @@ void npl_affinity_print(const struct npl_affinity *a, FILE *fp);
 char *npl_aff_list(struct npl_arena *a, const unsigned char *set, int n);
 void npl_affinity_release(struct npl_affinity *a);
 /* After the launch: the server processes of an instance (every ROOT/proc/PID whose command line
- * holds "--port" port and a word with "sglang"), each of their threads' Cpus_allowed_list
- * (ROOT/proc/PID/task/TID/status) against cpus (a subset of it passes: SGLang may narrow a rank
- * further) and the process's memory policy (ROOT/proc/PID/numa_maps, its first mapping's)
- * against mems (a policy naming other nodes, or none, when mems is not ""). A finding per
+ * holds "--port" port and a word with "sglang") and every process they started (ROOT/proc/PID/
+ * stat's parent: SGLang's ranks, whose process titles name no port), each of their threads'
+ * Cpus_allowed_list (ROOT/proc/PID/task/TID/status) against cpus (a subset of it passes: SGLang
+ * may narrow a rank further) and each process's memory policy (ROOT/proc/PID/numa_maps, its
+ * first mapping's) against mems: the server's must name those nodes, a rank's some of them
+ * (--numa-node binds it to its die's); none is a mismatch when mems is not "". A finding per
  * thread or policy in out: {pid, tid, what, found, ok}. The count of mismatches; -1 when no
  * such process runs. */
 int npl_affinity_readback(const char *root, const char *port, const char *cpus, const char *mems, cJSON *out);

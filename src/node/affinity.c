@@ -675,9 +675,32 @@ static int threads(struct npl_arena *a, const char *root, long pid, const unsign
 	return bad;
 }
 
+/* 1 when every node of the list got ("0-1,3") is one of want's, and got names one. */
+static int nodes_within(const char *got, size_t n, const char *want)
+{
+	unsigned char g[1024], w[1024];
+	char buf[256];
+	int any = 0;
+
+	if (n >= sizeof(buf))
+		return 0;
+	memcpy(buf, got, n);
+	buf[n] = 0;
+	if (npl_cpu_list_parse(buf, g, 1024) || npl_cpu_list_parse(want, w, 1024))
+		return 0;
+	for (int i = 0; i < 1024; i++) {
+		if (g[i] && !w[i])
+			return 0;
+		any |= g[i];
+	}
+	return any;
+}
+
 /* The process's memory policy: the first mapping's in numa_maps ("prefer:6", "bind:0-1",
- * "prefer (many):0,2", "default"), against the nodes want ("0,2"); 1 on a mismatch */
-static int policy(struct npl_arena *a, const char *root, long pid, const char *want, cJSON *out)
+ * "prefer (many):0,2", "default"), against the nodes want ("0,2"): the server's must name them
+ * all, a rank's (rank set) some of them (SGLang's --numa-node binds each rank to its die's); 1 on
+ * a mismatch */
+static int policy(struct npl_arena *a, const char *root, long pid, const char *want, int rank, cJSON *out)
 {
 	struct npl_diag q = NPL_DIAG_INIT;
 	char *m = npl_read_file_max(a, npl_arena_printf(a, "%s/proc/%ld/numa_maps", root, pid), FACT_MAX, NULL, &q);
@@ -695,7 +718,7 @@ static int policy(struct npl_arena *a, const char *root, long pid, const char *w
 	if (colon && strncmp(p, "default", 7)) {
 		n = strcspn(colon + 1, " ");
 		colon[1 + n] = 0;              /* "prefer (many):0,2" */
-		ok = n == strlen(want) && !strncmp(colon + 1, want, n);
+		ok = rank ? nodes_within(colon + 1, n, want) : n == strlen(want) && !strncmp(colon + 1, want, n);
 	} else {
 		p[strcspn(p, " ")] = 0;        /* "default" */
 	}
@@ -703,11 +726,48 @@ static int policy(struct npl_arena *a, const char *root, long pid, const char *w
 	return !ok;
 }
 
+/* The parent of process pid (ROOT/proc/PID/stat, the field after the name), or -1. */
+static long parent_of(struct npl_arena *a, const char *dir, long pid)
+{
+	struct npl_diag q = NPL_DIAG_INIT;
+	char *st = npl_read_file_max(a, npl_arena_printf(a, "%s/%ld/stat", dir, pid), FACT_MAX, NULL, &q);
+	char *p = st ? strrchr(st, ')') : NULL;
+	long ppid = -1;
+
+	npl_diag_release(&q);
+	if (p && sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		ppid = -1;
+	return ppid;
+}
+
+/* Mark in is (over pids) every descendant of a marked process: SGLang's ranks, its detokenizer. */
+static void descendants(struct npl_arena *a, const char *dir, const long *pids, int np, unsigned char *is)
+{
+	long *ppid = npl_arena_calloc(a, (size_t)np + 1, sizeof(long));
+	int more = 1;
+
+	for (int i = 0; i < np; i++)
+		ppid[i] = is[i] ? -1 : parent_of(a, dir, pids[i]);
+	while (more) {
+		more = 0;
+		for (int i = 0; i < np; i++) {
+			if (is[i] || ppid[i] <= 0)
+				continue;
+			for (int j = 0; j < np; j++)
+				if (is[j] && pids[j] == ppid[i]) {
+					is[i] = 2;
+					more = 1;
+					break;
+				}
+		}
+	}
+}
+
 int npl_affinity_readback(const char *root, const char *port, const char *cpus, const char *mems, cJSON *out)
 {
 	struct npl_arena a;
 	char *dir;
-	unsigned char *want;
+	unsigned char *want, *is;
 	long *pids;
 	int bad = 0, found = 0, np;
 
@@ -720,19 +780,22 @@ int npl_affinity_readback(const char *root, const char *port, const char *cpus, 
 		return -1;
 	}
 	np = numbered_entries(&a, dir, &pids);
+	is = npl_arena_calloc(&a, (size_t)np + 1, 1);
 	for (int i = 0; i < np; i++) {
-		long pid = pids[i];
 		struct npl_diag q = NPL_DIAG_INIT;
 		size_t n = 0;
-		char *cmd;
+		char *cmd = npl_read_file_max(&a, npl_arena_printf(&a, "%s/%ld/cmdline", dir, pids[i]), FACT_MAX, &n, &q);
 
-		cmd = npl_read_file_max(&a, npl_arena_printf(&a, "%s/%ld/cmdline", dir, pid), FACT_MAX, &n, &q);
 		npl_diag_release(&q);
-		if (!cmd || !is_server(cmd, n, port))
-			continue;
-		found++;
-		bad += threads(&a, root, pid, want, out) + policy(&a, root, pid, mems, out);
+		is[i] = cmd && is_server(cmd, n, port);
+		found += is[i];
 	}
+	/* the server's processes: itself, and the ranks (and helpers) it started */
+	if (found)
+		descendants(&a, dir, pids, np, is);
+	for (int i = 0; i < np; i++)
+		if (is[i])
+			bad += threads(&a, root, pids[i], want, out) + policy(&a, root, pids[i], mems, is[i] == 2, out);
 	npl_arena_release(&a);
 	return found ? bad : -1;
 }
