@@ -29,6 +29,8 @@ printf 'node-ip: 10.0.0.1\ndraft-model-path: "/d $(x)"\ndecode-ip: [10.0.0.2]\n'
 cp "$src"/templates/*.tmpl "$work/template/"
 # journals: one of each format, as tune and the scripts write them
 printf '{\n\t"format": "npulaunch-tune-journal/2",\n\t"root": "/",\n\t"entries": [\n\t\t{"name": "vm.swappiness", "path": "/proc/sys/vm/swappiness", "base64": "NjAK"},\n\t\t{"name": "cpu0 governor", "path": "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "base64": "c2NoZWR1dGlsCg=="}\n\t]\n}\n' >"$work/journal/v2.json"
+# apply's: an interrupt's file and irqbalance, stopped while the interrupts are bound
+printf '{\n\t"format": "npulaunch-tune-journal/2",\n\t"root": "/",\n\t"entries": [\n\t\t{"name": "irq 2753 (device 0 sq_send_trigger_irq)", "path": "/proc/irq/2753/smp_affinity_list", "base64": "MC0xOTEK"},\n\t\t{"name": "irqbalance.service", "unit": "irqbalance.service", "state": "active"}\n\t]\n}\n' >"$work/journal/irq.json"
 printf '{"format": "npulaunch-tune-journal/1", "root": "/tmp/root", "entries": [{"name": "x", "path": "/tmp/root/proc/sys/kernel/numa_balancing", "contents": "1\\n"}]}\n' >"$work/journal/v1.json"
 
 # results: bench_serving's records as the tests have them (a pass, misses, nothing, broken)

@@ -3,7 +3,8 @@
  * reverted byte for byte; a second apply keeps the first journal; no
  * cpufreq; a read-only file; the debugfs location of
  * sched_migration_cost_ns; a governor the CPUs do not offer; a write that
- * fails part-way (undone); revert without a journal; CPU lists.
+ * fails part-way (undone); revert without a journal; a journal's service
+ * entries (apply's irqbalance); CPU lists.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -412,6 +413,49 @@ static void test_revert_without_journal(void **state)
 	drop(f);
 }
 
+/* A journal's service entries (apply's irqbalance): the one kind it takes, and the rest refused,
+ * located */
+static void test_journal_services(void **state)
+{
+	static const char *const bad[][2] = {
+		{"{\"name\": \"sshd.service\", \"unit\": \"sshd.service\", \"state\": \"active\"}",
+		 "a unit that is not one tuning stops (only irqbalance.service)"},
+		{"{\"name\": \"irqbalance.service\", \"unit\": \"irqbalance.service\", \"state\": \"inactive\"}",
+		 "a state that is not \"active\" (tuning stops only a service that runs)"},
+		{"{\"name\": \"x\", \"unit\": \"irqbalance.service\", \"state\": \"active\"}", "a name that is not its unit"},
+		{"{\"name\": \"irqbalance.service\", \"unit\": \"irqbalance.service\", \"state\": \"active\", \"pid\": 1}",
+		 "an unknown key"},
+	};
+	const char *ok = "{\"name\": \"irqbalance.service\", \"unit\": \"irqbalance.service\", \"state\": \"active\"}";
+	struct fx *f = make(1);
+	struct npl_tune_journal j;
+	char text[1024], want[512];
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "{\"format\": \"npulaunch-tune-journal/2\", \"root\": \"/\", \"entries\": [{\"name\": \"irq 7\", "
+		 "\"path\": \"/proc/irq/7/smp_affinity_list\", \"base64\": \"MC0xOTEK\"}, %s]}", ok);
+	assert_int_equal(npl_tune_journal_parse(&j, "j.json", text, strlen(text), "/", &f->d), 0);
+	assert_int_equal(j.n, 1);
+	assert_int_equal(j.ns, 1);
+	assert_string_equal(j.s[0].unit, "irqbalance.service");
+	assert_string_equal(j.s[0].state, "active");
+	npl_tune_journal_release(&j);
+	/* twice is once too many */
+	snprintf(text, sizeof(text), "{\"format\": \"npulaunch-tune-journal/2\", \"root\": \"/\", \"entries\": [%s, %s]}", ok, ok);
+	assert_int_equal(npl_tune_journal_parse(&j, "j.json", text, strlen(text), "/", &f->d), -1);
+	assert_string_equal(msg(f, 0), "j.json: error: entry 2 (a service): a unit that is there twice");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		npl_diag_release(&f->d);
+		snprintf(text, sizeof(text), "{\"format\": \"npulaunch-tune-journal/2\", \"root\": \"/\", \"entries\": [%s]}",
+			 bad[i][0]);
+		assert_int_equal(npl_tune_journal_parse(&j, "j.json", text, strlen(text), "/", &f->d), -1);
+		snprintf(want, sizeof(want), "j.json: error: entry 1 (a service): %s", bad[i][1]);
+		assert_string_equal(msg(f, 0), want);
+	}
+	drop(f);
+}
+
 static void test_online_list(void **state)
 {
 	struct fx *f = make(8);
@@ -472,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_readonly_file),
 		cmocka_unit_test(test_failure_part_way_is_undone),
 		cmocka_unit_test(test_revert_without_journal),
+		cmocka_unit_test(test_journal_services),
 		cmocka_unit_test(test_online_list),
 		cmocka_unit_test(test_json),
 	};
