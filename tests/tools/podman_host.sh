@@ -12,6 +12,8 @@
 # CONTAINERS_CONF), so the machine's own containers and images are neither seen nor touched.
 # Used by tests/cli/test_podman.sh; the rest of the machine never sees any of it.
 set -euo pipefail
+# a step that fails says which (a failure seen once in a parallel run was not reproduced)
+trap 'echo "podman_host.sh: line $LINENO: failed ($?): $BASH_COMMAND" >&2' ERR
 if [[ ${1:-} != --inside ]]; then
 	dir=$1
 	shift
