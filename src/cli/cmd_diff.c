@@ -121,6 +121,8 @@ static char *join(const cJSON *v)
 		npl_pval_display(&b, v->valuestring, NULL);
 	else if (cJSON_IsNumber(v))
 		npl_buf_printf(&b, "%g", v->valuedouble);
+	else if (cJSON_IsBool(v))
+		npl_buf_puts(&b, cJSON_IsTrue(v) ? "true" : "false");
 	if (cJSON_IsArray(v))
 		cJSON_ArrayForEach(it, v) {
 			if (b.len)
@@ -331,6 +333,18 @@ static cJSON *role_diff(const cJSON *ra, const cJSON *rb, const char *name, stru
 			differ(&d, "tuning ", "cpu_governor", ga, gb);
 		compare(&d, "tuning ", cJSON_GetObjectItemCaseSensitive(ta, "sysctl"),
 			cJSON_GetObjectItemCaseSensitive(tb, "sysctl"), "name", "value");
+		/* the binding's policy, each key's value (issue 26) */
+		for (int i = 0; i < 3; i++) {
+			static const char *const keys[] = {"policy", "min_cpus_per_die", "irqs"};
+			const cJSON *aa = cJSON_GetObjectItemCaseSensitive(ta, "affinity");
+			const cJSON *ab = cJSON_GetObjectItemCaseSensitive(tb, "affinity");
+			char key[64];
+
+			snprintf(key, sizeof(key), "affinity.%s", keys[i]);
+			differ(&d, "tuning ", key,
+			       cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(aa, keys[i]), "value"),
+			       cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ab, keys[i]), "value"));
+		}
 		cJSON_AddItemToObject(o, "tuning", d.json);
 	}
 #undef PART

@@ -132,6 +132,24 @@ expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")
 # show says which, from the plan alone
 expect_rc 0 "$NPL" --recipes "$SHAPES" show $PART --explain
 expect_grep "$T/out" "tune    affinity numa-local, at least 5 CPUs per die, its queue interrupts on its first two: apply and the scripts bind each server to its dies' CPUs and NUMA nodes, from the node's topology, and each rank to its die's node (SGLang's --numa-node, where the node's SGLang has it)"
+# diff says where two recipes' bindings differ: A2's policy against A3's, a recipe's own minimum
+expect_rc 1 "$NPL" --recipes "$SHAPES" diff $PART shape-moe-w8a8-1p-one-die-50ms
+expect_grep "$T/out" "  ~ tuning affinity.policy: numa-local -> even-slice"
+expect_nogrep "$T/out" "affinity.min_cpus_per_die"
+mkdir -p "$T/ownd"
+cp "$SHAPES"/*.yaml "$T/ownd/"
+printf 'tuning:\n  affinity: {min_cpus_per_die: 8, irqs: false}\n' >>"$T/ownd/a2-part.yaml"
+expect_rc 1 "$NPL" --recipes "$T/ownd" diff shape-moe-w8a8-a2-16p-in8k-out1k-50ms $PART --json
+expect_eq "$(jq -c '[.. | objects | select(has("tuning")) | .tuning[]] | unique' "$T/out")" \
+	'[{"name":"affinity.irqs","a":true,"b":false},{"name":"affinity.min_cpus_per_die","a":5,"b":8}]' "diff --json of the affinity"
+if [[ -n ${PY:-} ]] && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" - "$NPL_SRC/docs/json/diff.schema.json" "$T/out" <<-'EOF' || fail "diff --json of the affinity against docs/json/diff.schema.json"
+		import json, sys, jsonschema
+		jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+	EOF
+fi
+expect_rc 1 "$NPL" --recipes "$T/ownd" diff shape-moe-w8a8-a2-16p-in8k-out1k-50ms $PART
+expect_grep "$T/out" "  ~ tuning affinity.irqs: true -> false"
 expect_rc 0 "$NPL" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 expect_grep "$T/out" "affinity even-slice, at least 5 CPUs per die, its queue interrupts on its first two: npulaunch binds nothing (the launch environment sets SGLANG_SET_CPU_AFFINITY"
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run \
