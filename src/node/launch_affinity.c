@@ -76,10 +76,6 @@ int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const
 	return npl_affinity_compute(af, &o, d);
 }
 
-/* Each instance's --numa-node list: for SGLang's gpu ids (npl_plan_rank_devices), the NUMA
- * node of the die each is. Only under numa-local, and only where no rank could leave the
- * server's CPUs: each rank's node's allowed CPUs must all be the server's (a die sharing its
- * node with another instance's die would widen it). l->rank_note says why not. */
 /* Instance k's list into l->rank_nodes[k]; NULL, or why there is none. */
 static const char *rank_list(struct npl_launch_node *l, const struct npl_affinity *af, int k)
 {
@@ -114,6 +110,10 @@ static const char *rank_list(struct npl_launch_node *l, const struct npl_affinit
 	return NULL;
 }
 
+/* Each instance's --numa-node list: for SGLang's gpu ids (npl_plan_rank_devices), the NUMA
+ * node of the die each is. Only under numa-local, and only where no rank could leave the
+ * server's CPUs: each rank's node's allowed CPUs must all be the server's (a die sharing its
+ * node with another instance's die would widen it). l->rank_note says why not. */
 static void rank_lists(struct npl_launch_node *l, const struct npl_affinity *af)
 {
 	if (strcmp(af->policy, "numa-local")) {

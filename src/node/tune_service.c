@@ -2,7 +2,8 @@
  * tune_service.c: the one service host tuning stops: irqbalance, which would move the dies'
  * interrupts apply binds back across the machine within seconds. It is asked through the
  * root's own systemctl (ROOT/usr/bin/systemctl, else ROOT/bin/systemctl; never one on PATH, so
- * that a root prefix never stops the real host's service), stopped only when it is active, and
+ * that a root prefix never stops the real host's service; nor one that is a link out of the
+ * root), stopped only when it is active, and
  * journaled before it is stopped; tune --revert starts it again. Without systemctl a running
  * irqbalance is only reported. See tune.h.
  */
@@ -28,19 +29,41 @@ int npl_tune_service_known(const char *unit)
 	return unit && !strcmp(unit, NPL_TUNE_IRQBALANCE);
 }
 
+/* 1 when path, every link on its way followed, is a file beneath the root top (resolved; "" for
+ * /): a root prefix's systemctl that is a link out of it (to the real host's) is none. */
+static int beneath(const char *path, const char *top)
+{
+	char *real = realpath(path, NULL);
+	size_t n = strlen(top);
+	int ok = real && (!n || (!strncmp(real, top, n) && real[n] == '/'));
+
+	free(real);
+	return ok;
+}
+
 char *npl_tune_systemctl(const char *root)
 {
 	static const char *const places[] = {"/usr/bin/systemctl", "/bin/systemctl"};
 	const char *r = root && strcmp(root, "/") ? root : "";
+	char *top = *r ? realpath(r, NULL) : NULL;
 
+	if (*r && !top)
+		return NULL;
+	if (top && !strcmp(top, "/")) {
+		free(top);
+		top = NULL;
+	}
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
 		char *f = npl_tune_path_of(r, "%s", places[i]);
 		struct stat st;
 
-		if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
+		if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0 && beneath(f, top ? top : "")) {
+			free(top);
 			return f;
+		}
 		free(f);
 	}
+	free(top);
 	return NULL;
 }
 

@@ -410,6 +410,13 @@ run "$NPL" tune --revert --root "$T/t"
 expect_eq "$rc" 1 "tune --revert of a journal naming sshd.service"
 expect_grep "$T/err" "tune-journal.json: error: entry 1 (a service): a unit that is not one tuning stops (only irqbalance.service)"
 expect_eq "$(cat "$T/t/run/sim-systemd/calls" 2>/dev/null)" "" "no systemctl call for a tampered journal"
+# a root's systemctl that is a link out of the root (to the real host's, say) is none: not run
+irq_root "$T/sl" active
+mv "$T/sl/usr/bin/systemctl" "$T/outside-systemctl"
+ln -s "$T/outside-systemctl" "$T/sl/usr/bin/systemctl"
+expect_rc 0 env NPULAUNCH_ROOT="$T/sl" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
+expect_nogrep "$T/out" "irqbalance"
+[[ ! -s $T/sl/run/sim-systemd/calls ]] || fail "a systemctl outside the root was run: $(cat "$T/sl/run/sim-systemd/calls")"
 # no systemctl, irqbalance running: said, not stopped
 irq_root "$T/u" active
 rm "$T/u/usr/bin/systemctl"
