@@ -371,6 +371,18 @@ run env NPULAUNCH_ROOT="$T/v" bash "$T/sv/pd-mixed.sh" --revert
 expect_eq "$rc" 0 "pd-mixed.sh --revert of apply's journal: $(cat "$T/err")"
 expect_eq "$(host_bytes "$T/v")" "$before" "interrupts, irqbalance and the rest after the script's --revert"
 [[ ! -e $T/v/run/npulaunch/tune-journal.json ]] || fail "the journal is left after the script's revert"
+# the script too runs no systemctl that is a link out of the root: nothing restored, journal kept
+irq_root "$T/v2" active
+run env NPULAUNCH_ROOT="$T/v2" NPULAUNCH_PREFLIGHT=0 PATH="$T/v2.bin:$PATH" NPL_STUB_LOG="$T/v2.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+mv "$T/v2/usr/bin/systemctl" "$T/outside-systemctl2"
+ln -s "$T/outside-systemctl2" "$T/v2/usr/bin/systemctl"
+run env NPULAUNCH_ROOT="$T/v2" bash "$T/sv/pd-mixed.sh" --revert
+expect_eq "$rc" 1 "pd-mixed.sh --revert with a systemctl that links out of the root"
+expect_grep "$T/err" "cannot start irqbalance.service again: there is no systemctl under $T/v2 (usr/bin, bin); nothing was restored"
+expect_nogrep "$T/v2/run/sim-systemd/calls" "start"
+[[ -e $T/v2/run/npulaunch/tune-journal.json ]] || fail "the journal is gone after a refused revert"
 # an inactive irqbalance is left alone and not journaled
 irq_root "$T/m" inactive
 run env NPULAUNCH_ROOT="$T/m" NPULAUNCH_PREFLIGHT=0 PATH="$T/m.bin:$PATH" NPL_STUB_LOG="$T/m.stub" \
