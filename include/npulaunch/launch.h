@@ -97,6 +97,10 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 struct npl_affinity;
 int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
 			     double timeout, struct npl_arena *a, struct npl_diag *d);
+/* The same for the logical devices devices (ndevices of them: an instance's) alone, for show
+ * --explain; devices NULL: every die. */
+int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+				double timeout, const int *devices, int ndevices, struct npl_arena *a, struct npl_diag *d);
 
 /* A dry run: the whole plan for this node on stdout, as shell-like text or as JSON ({recipe, role,
  * node, addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s, instances, stops}). */

@@ -5,6 +5,7 @@
 
 #include "npulaunch/affinity.h"
 #include "npulaunch/cli.h"
+#include "npulaunch/launch.h"
 #include "npulaunch/text.h"
 
 static void help(void)
@@ -15,7 +16,9 @@ static void help(void)
 	     "unset, the files sourced, the environment and the launch command.\n"
 	     "\n"
 	     "Options:\n"
-	     "  --explain   say for every flag and variable which layer or rule set it\n"
+	     "  --explain   say for every flag and variable which layer or rule set it; on an\n"
+	     "              NPU node (npu-smi, under $NPULAUNCH_ROOT), each die's CPUs, NUMA node\n"
+	     "              and interrupts from its topology, as tune's dry run prints them\n"
 	     "  --json      the plan itself (what render stores as manifest.json)\n"
 	     "  query       MODEL with --tpot T --ttft T --e2e T --dataset IN+OUT --prefix-cache PCT\n"
 	     "              --cards N --mode M --hardware H [--nearest] instead of an id (see render\n"
@@ -79,6 +82,7 @@ static void pr(const char *fmt, ...)
 
 struct out {
 	struct npl_site site;
+	const cJSON *plan;
 	int explain;
 	struct npl_arena *a;
 };
@@ -182,6 +186,41 @@ static void show_recipe(const cJSON *plan, const struct out *o)
 }
 
 /* The role's affinity policy and who binds its servers: npulaunch or SGLang (affinity.h's rule) */
+/* --explain on a node (npu-smi lists its dies; under NPULAUNCH_ROOT as apply reads it): the sets
+ * each die of the role's first node gets from this host's topology, as tune --dry-run prints
+ * them. Nothing where the topology cannot be read (a machine without NPUs). */
+static void show_sets(const cJSON *role, const cJSON *pol, const struct out *o)
+{
+	const char *root = getenv("NPULAUNCH_ROOT");
+	struct npl_diag d = NPL_DIAG_INIT;
+	struct npl_affinity *af;
+	int ids[256], n = npl_plan_node_devices(role, 0, ids, 256);
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	if (root && root[0] != '/')
+		root = NULL;
+	if (n <= 0)
+		return;
+	af = npl_xcalloc(1, sizeof(*af));
+	if (npl_launch_affinity_devices(af, pol, o->plan, root, 10, ids, n, o->a, &d) == 0 || af->unmet) {
+		if ((fp = open_memstream(&text, &len))) {
+			if (af->unmet && d.n)
+				fprintf(fp, "on this host: %s\n", d.v[0].msg);
+			else
+				npl_affinity_print(af, fp);
+			fclose(fp);
+		}
+		for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+			pr("            %s\n", line);
+		free(text);
+	}
+	npl_affinity_release(af);
+	npl_diag_release(&d);
+	free(af);
+}
+
 static void show_affinity(const cJSON *role, const struct out *o, struct npl_buf *b)
 {
 	const cJSON *pol, *p;
@@ -207,6 +246,8 @@ static void show_affinity(const cJSON *role, const struct out *o, struct npl_buf
 				       ? ", and each rank to its die's node (SGLang's --numa-node, where the node's SGLang has it)"
 				       : "");
 	line_with_origin(o, "  tune    ", npl_buf_str(b), cJSON_GetObjectItemCaseSensitive(p, "origin"));
+	if (o->explain && !why)
+		show_sets(role, pol, o);
 }
 
 static void show_role(const cJSON *role, const struct out *o)
@@ -349,6 +390,8 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 		const cJSON *role;
 
 		npl_plan_site(plan, &o.site, &cli->arena);
+		o.plan = plan;
+		o.a = &cli->arena;
 		show_recipe(plan, &o);
 		cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
 			show_role(role, &o);

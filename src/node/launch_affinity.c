@@ -48,8 +48,8 @@ static const cJSON *tool_dirs(const cJSON *plan)
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "preflight"), "tool_path");
 }
 
-int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
-			     double timeout, struct npl_arena *a, struct npl_diag *d)
+int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+				double timeout, const int *devices, int ndevices, struct npl_arena *a, struct npl_diag *d)
 {
 	struct npl_aff_opts o;
 	struct npl_pf_smi s;
@@ -68,12 +68,23 @@ int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const
 	}
 	if (!n)
 		return npl_error(d, NULL, "npu-smi info listed no die (not found on PATH, failed, or printed a layout npulaunch does not know): nothing to bind");
+	if (devices) {
+		o.devices = devices;
+		o.ndevices = ndevices;
+		return npl_affinity_compute(af, &o, d);
+	}
 	ids = npl_arena_calloc(a, (size_t)n + 1, sizeof(int));
 	for (int i = 0; i < n; i++)
 		ids[i] = i;
 	o.devices = ids;
 	o.ndevices = n;
 	return npl_affinity_compute(af, &o, d);
+}
+
+int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+			     double timeout, struct npl_arena *a, struct npl_diag *d)
+{
+	return npl_launch_affinity_devices(af, policy, plan, root, timeout, NULL, 0, a, d);
 }
 
 /* Instance k's list into l->rank_nodes[k]; NULL, or why there is none. */

@@ -132,6 +132,21 @@ expect_eq "$(jq -r '.checks[] | select(.name == "affinity") | .status' "$T/out")
 # show says which, from the plan alone
 expect_rc 0 "$NPL" --recipes "$SHAPES" show $PART --explain
 expect_grep "$T/out" "tune    affinity numa-local, at least 5 CPUs per die, its queue interrupts on its first two: apply and the scripts bind each server to its dies' CPUs and NUMA nodes, from the node's topology, and each rank to its die's node (SGLang's --numa-node, where the node's SGLang has it)"
+# show --explain on the node: the sets each die of the role's first node gets here, as tune
+# --dry-run prints them (under NPULAUNCH_ROOT as apply reads the node); nothing where the
+# topology cannot be read
+a2_root "$T/sx" 0-191
+expect_rc 0 env NPULAUNCH_ROOT="$T/sx" "$NPL" --recipes "$SHAPES" show $PART --explain
+expect_grep "$T/out" "            affinity: numa-local (the plan's policy), at least 5 CPUs per die; CPUs 0-191 may be used (Cpus_allowed_list of $T/sx/proc/self/status)"
+expect_grep "$T/out" "              device 4 (0000:01:00.0, NUMA node 0 from sysfs numa_node): CPUs 0-11, memory on node 0; none of its 0 MSI interrupts is a queue's in /proc/interrupts: none bound"
+expect_grep "$T/out" "              device 7 (0000:42:00.0, NUMA node 2 from sysfs numa_node): CPUs 60-71, memory on node 2; none"
+expect_grep "$T/out" "              the server: CPUs 0-23,48-71, memory on node(s) 0,2"
+expect_rc 0 env NPULAUNCH_ROOT="$T/sx" "$NPL" --recipes "$SHAPES" show $PART
+expect_nogrep "$T/out" "device 4 ("
+mkdir -p "$T/empty-root"
+expect_rc 0 env NPULAUNCH_ROOT="$T/empty-root" PATH=/usr/bin:/bin "$NPL" --recipes "$SHAPES" show $PART --explain
+expect_nogrep "$T/out" "device 4 ("
+[[ ! -s $T/err ]] || expect_nogrep "$T/err" "npu-smi"
 # diff says where two recipes' bindings differ: A2's policy against A3's, a recipe's own minimum
 expect_rc 1 "$NPL" --recipes "$SHAPES" diff $PART shape-moe-w8a8-1p-one-die-50ms
 expect_grep "$T/out" "  ~ tuning affinity.policy: numa-local -> even-slice"
