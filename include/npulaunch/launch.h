@@ -110,6 +110,8 @@ void npl_launch_dry_json(struct npl_launch_node *l);
 /* Build l->env from environ as the script does: unsets, the variables before the env files,
  * then the files sourced in bash. -1 with an error when sourcing fails. */
 int npl_launch_environ(struct npl_launch_node *l, char **environ_);
+/* Append a copy of a to an instance's argv. */
+void npl_launch_arg(struct npl_launch_inst *in, const char *a);
 /* SGLang's own per-rank binding on top of the server's (issue 26): each instance's --numa-node
  * list (l->rank_nodes, from npl_launch_affinity) appended to its argv when the SGLang that
  * envp's python finds has it (server_args.py's numa_node, environ.py's SGLANG_NUMA_BIND_V2:

@@ -53,6 +53,9 @@ int npl_proc_wait(pid_t pid);
  * folders of PATH, then dirs (a JSON array of folders, each under root: NULL, "" or "/" for
  * none; an entry that is not a string is skipped; dirs NULL: none); NULL when there is none. */
 const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *dirs, const char *root);
+/* The program name in the folders of the list path ("a:b", as PATH; empty entries skipped): the
+ * first executable regular file, in the arena, or NULL. */
+const char *npl_proc_find_in(struct npl_arena *a, const char *name, const char *path);
 /* Where npl_proc_find() looks, for messages: "PATH, FOLDER, ..." (in the arena). */
 const char *npl_proc_places(struct npl_arena *a, const cJSON *dirs, const char *root);
 

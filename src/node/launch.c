@@ -289,6 +289,11 @@ static void inst_arg(struct npl_launch_inst *in, char *a)
 }
 
 /* Add a plan node's environment to e: the part placed before the env files, or the rest. */
+void npl_launch_arg(struct npl_launch_inst *in, const char *a)
+{
+	inst_arg(in, npl_xstrdup(a));
+}
+
 static void env_add(struct npl_launch_node *l, struct npl_launch_env *e, const cJSON *node, int before)
 {
 	const cJSON *it;

@@ -11,8 +11,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "npulaunch/fsio.h"
 #include "npulaunch/launch.h"
@@ -39,20 +37,7 @@ static const char *env_of(char *const *envp, const char *name)
 /* name on the PATH of envp (as the exec will find it), or NULL. */
 static const char *on_path(struct npl_arena *a, char *const *envp, const char *name)
 {
-	const char *p = env_of(envp, "PATH");
-	struct stat st;
-
-	if (strchr(name, '/'))
-		return name;
-	while (p && *p) {
-		size_t n = strcspn(p, ":");
-		char *f = npl_arena_printf(a, "%.*s/%s", (int)n, n ? p : ".", name);
-
-		if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
-			return f;
-		p += n + (p[n] == ':');
-	}
-	return NULL;
+	return strchr(name, '/') ? name : npl_proc_find_in(a, name, env_of(envp, "PATH"));
 }
 
 /* 1 when the file holds needle. */
@@ -82,16 +67,6 @@ static const char *sglang_dir(struct npl_launch_node *l, char *const *envp, doub
 				return npl_arena_strndup(l->arena, m + strlen(MARK), strcspn(m + strlen(MARK), "\n"));
 	*why = npl_arena_printf(l->arena, "%s found no sglang package", py);
 	return NULL;
-}
-
-static void arg_add(struct npl_launch_inst *in, const char *a)
-{
-	if (in->argc + 2 > in->cap) {
-		in->cap = in->cap ? in->cap * 2 : 64;
-		in->argv = npl_xrealloc(in->argv, (size_t)in->cap * sizeof(*in->argv));
-	}
-	in->argv[in->argc++] = npl_xstrdup(a);
-	in->argv[in->argc] = NULL;
 }
 
 void npl_launch_ranks(struct npl_launch_node *l, char *const *envp, double timeout)
@@ -136,11 +111,11 @@ void npl_launch_ranks(struct npl_launch_node *l, char *const *envp, double timeo
 
 		if (!p)
 			continue;
-		arg_add(&l->inst[k], "--numa-node");
+		npl_launch_arg(&l->inst[k], "--numa-node");
 		while (*p) {
 			size_t n = strcspn(p, " ");
 
-			arg_add(&l->inst[k], npl_arena_strndup(l->arena, p, n));
+			npl_launch_arg(&l->inst[k], npl_arena_strndup(l->arena, p, n));
 			p += n + (p[n] == ' ');
 		}
 	}

@@ -26,13 +26,11 @@ static const char *under(struct npl_arena *a, const char *root, const char *path
 	return npl_arena_printf(a, "%s%s", root, path);
 }
 
-const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *dirs, const char *root)
+const char *npl_proc_find_in(struct npl_arena *a, const char *name, const char *path)
 {
-	const char *path = getenv("PATH"), *p;
-	const cJSON *it;
 	struct stat st;
 
-	for (p = path; p && *p;) {
+	for (const char *p = path; p && *p;) {
 		size_t n = strcspn(p, ":");
 
 		if (n) {
@@ -43,6 +41,17 @@ const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *di
 		}
 		p += n + (p[n] == ':');
 	}
+	return NULL;
+}
+
+const char *npl_proc_find(struct npl_arena *a, const char *name, const cJSON *dirs, const char *root)
+{
+	const char *found = npl_proc_find_in(a, name, getenv("PATH"));
+	const cJSON *it;
+	struct stat st;
+
+	if (found)
+		return found;
 	cJSON_ArrayForEach(it, dirs) {
 		char *f;
 
