@@ -412,26 +412,36 @@ int npl_plan_node_ports(const cJSON *role, int index, struct npl_plan_port *out,
 
 /* ---- the devices of a node ---------------------------------------------------------------- */
 
+/* ASCEND_RT_VISIBLE_DEVICES of a plan node (its last setting), or NULL. */
+static const char *visible_of(const cJSON *node)
+{
+	const char *vis = NULL;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env")) {
+		const char *name = npl_json_str(e, "name");
+
+		if (name && !strcmp(name, "ASCEND_RT_VISIBLE_DEVICES"))
+			vis = npl_json_str(e, "value");
+	}
+	return vis;
+}
+
 int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max)
 {
 	int dies = npl_json_int(role, "dies_per_instance", 0), per = npl_json_int(role, "nodes_per_instance", 1);
-	const cJSON *node, *e;
+	const cJSON *node;
 	int n = 0;
 
 	if (per > 1)
 		dies /= per;
 	cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(role, "nodes")) {
-		const char *vis = NULL, *base;
+		const char *vis, *base;
 		int b;
 
 		if (npl_json_int(node, "index", 0) != index)
 			continue;
-		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-			const char *name = npl_json_str(e, "name");
-
-			if (name && !strcmp(name, "ASCEND_RT_VISIBLE_DEVICES"))
-				vis = npl_json_str(e, "value");
-		}
+		vis = visible_of(node);
 		if (vis && !strchr(vis, '$')) {
 			for (const char *p = vis; *p;) {
 				size_t k = strcspn(p, ",");
@@ -457,20 +467,6 @@ int npl_plan_node_devices(const cJSON *role, int index, int *ids, int max)
 		}
 	}
 	return n;
-}
-
-/* ASCEND_RT_VISIBLE_DEVICES of a plan node, or NULL. */
-static const char *visible_of(const cJSON *node)
-{
-	const cJSON *e;
-
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(node, "env")) {
-		const char *name = npl_json_str(e, "name");
-
-		if (name && !strcmp(name, "ASCEND_RT_VISIBLE_DEVICES"))
-			return npl_json_str(e, "value");
-	}
-	return NULL;
 }
 
 int npl_plan_rank_devices(const cJSON *role, const cJSON *node, int *ids, int max)
