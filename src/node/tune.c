@@ -686,16 +686,10 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	npl_buf_release(&j);
 	if (found == 1)
 		t->jpath = npl_xstrdup(jpath);
-	/* irqbalance stops before the interrupts move, or it moves them back */
-	if (t->svc_stop && npl_tune_service(t->svc_tool, "stop", NPL_TUNE_IRQBALANCE, NULL, d)) {
-		if (found == 1)
-			unlinkat(dfd, name, 0);
-		free(t->jpath);
-		t->jpath = NULL;
-		close(dfd);
-		free(jpath);
-		return -1;
-	}
+	/* irqbalance stops before the interrupts move, or it moves them back; a journal made by
+	 * this call has nothing to say when it will not */
+	if (t->svc_stop && npl_tune_service(t->svc_tool, "stop", NPL_TUNE_IRQBALANCE, NULL, d))
+		goto fail;
 	t->svc_stopped = t->svc_stop;
 	for (i = 0; i < t->n; i++) {
 		struct npl_tune_item *it = &t->v[i];
@@ -721,14 +715,10 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 
 			npl_error(d, &p, "cannot write %s: %s", it->name, why[0] ? why : strerror(errno));
 			/* all undone, this file too (it was truncated): a journal made by this call has
-			 * nothing left to say */
-			if (undo(t, i + 1, d) == 0 && found == 1)
-				unlinkat(dfd, name, 0);
-			free(t->jpath);
-			t->jpath = NULL;
-			close(dfd);
-			free(jpath);
-			return -1;
+			 * nothing left to say; one that could not be undone keeps it */
+			if (undo(t, i + 1, d))
+				found = 0;
+			goto fail;
 		}
 		n++;
 	}
@@ -737,6 +727,14 @@ static int apply_items(struct npl_tune *t, const char *journal, int *changed, st
 	if (changed)
 		*changed = n;
 	return 0;
+fail:
+	if (found == 1)
+		unlinkat(dfd, name, 0);
+	free(t->jpath);
+	t->jpath = NULL;
+	close(dfd);
+	free(jpath);
+	return -1;
 }
 
 int npl_tune_apply(struct npl_tune *t, const char *journal, int *changed, struct npl_diag *d)
