@@ -346,6 +346,13 @@ EOF
 host_bytes() {  # DIR: every byte the round trip may touch
 	(cd "$1" && cat proc/irq/*/smp_affinity_list run/sim-systemd/irqbalance.service && state_of .) | sha256sum
 }
+irq_applied() {  # DIR: irq_root DIR active, its bytes in $before, then apply there (the server exits)
+	irq_root "$1" active
+	before=$(host_bytes "$1")
+	run env NPULAUNCH_ROOT="$1" NPULAUNCH_PREFLIGHT=0 PATH="$1.bin:$PATH" NPL_STUB_LOG="$1.stub" \
+		"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+	expect_eq "$rc" 0 "apply on $1: $(cat "$T/err")"
+}
 irq_root "$T/k" active
 before=$(host_bytes "$T/k")
 expect_rc 0 env NPULAUNCH_ROOT="$T/k" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
@@ -375,22 +382,15 @@ expect_eq "$(host_bytes "$T/k")" "$before" "interrupts, irqbalance and the rest 
 expect_eq "$(tail -n 1 "$T/k/run/sim-systemd/calls")" "start irqbalance.service" "revert starts irqbalance"
 [[ ! -e $T/k/run/npulaunch/tune-journal.json ]] || fail "the journal is left after the revert"
 # the role script's --revert reads apply's journal too: interrupts and irqbalance
-irq_root "$T/v" active
-before=$(host_bytes "$T/v")
 expect_rc 0 "$NPL" --recipes "$SHAPES" render $PART "${SITE[@]}" -o "$T/sv"
-run env NPULAUNCH_ROOT="$T/v" NPULAUNCH_PREFLIGHT=0 PATH="$T/v.bin:$PATH" NPL_STUB_LOG="$T/v.stub" \
-	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
-expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+irq_applied "$T/v"
 expect_eq "$(cat "$T/v/run/sim-systemd/irqbalance.service")" "inactive" "irqbalance after apply"
 run env NPULAUNCH_ROOT="$T/v" bash "$T/sv/pd-mixed.sh" --revert
 expect_eq "$rc" 0 "pd-mixed.sh --revert of apply's journal: $(cat "$T/err")"
 expect_eq "$(host_bytes "$T/v")" "$before" "interrupts, irqbalance and the rest after the script's --revert"
 [[ ! -e $T/v/run/npulaunch/tune-journal.json ]] || fail "the journal is left after the script's revert"
 # the script too runs no systemctl that is a link out of the root: nothing restored, journal kept
-irq_root "$T/v2" active
-run env NPULAUNCH_ROOT="$T/v2" NPULAUNCH_PREFLIGHT=0 PATH="$T/v2.bin:$PATH" NPL_STUB_LOG="$T/v2.stub" \
-	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
-expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+irq_applied "$T/v2"
 mv "$T/v2/usr/bin/systemctl" "$T/outside-systemctl2"
 ln -s "$T/outside-systemctl2" "$T/v2/usr/bin/systemctl"
 run env NPULAUNCH_ROOT="$T/v2" bash "$T/sv/pd-mixed.sh" --revert
@@ -415,10 +415,7 @@ expect_grep "$T/err" "$T/n/usr/bin/systemctl: error: systemctl stop irqbalance.s
 expect_eq "$(host_bytes "$T/n")" "$before" "the host after a refused stop"
 [[ ! -e $T/n/run/npulaunch/tune-journal.json ]] || fail "a journal is left after a refused stop"
 # tune --revert needs the root's systemctl to start it again: without one nothing is restored
-irq_root "$T/o" active
-run env NPULAUNCH_ROOT="$T/o" NPULAUNCH_PREFLIGHT=0 PATH="$T/o.bin:$PATH" NPL_STUB_LOG="$T/o.stub" \
-	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
-expect_eq "$rc" 0 "apply: $(cat "$T/err")"
+irq_applied "$T/o"
 mv "$T/o/usr/bin/systemctl" "$T/o/systemctl.away"
 run "$NPL" tune --revert --root "$T/o"
 expect_eq "$rc" 1 "tune --revert without systemctl"
@@ -523,7 +520,7 @@ real_py=$(type -P python3) || fail "python3 is needed"
 rm -f "$T/rk.bin/python3"
 cat >"$T/rk.bin/python3" <<-EOF
 #!/usr/bin/env bash
-[[ \$1 != -c ]] || exec "$real_py" "\$@"
+[[ \$1 != -c ]] || exec "$real_py" \${NPL_PY_NO_SITE:+-S} "\$@"
 exec -a python3 "$NPL_STUB" "\$@"
 EOF
 chmod +x "$T/rk.bin/python3"
@@ -541,21 +538,20 @@ ranks() {  # WHAT WANT [ENV...]: apply --dry-run and the script's --affinity-onl
 }
 ranks "SGLang 0.5.6 and numactl" "--numa-node 0 0 0 0 0 0 2 2: SGLang starts each rank under numactl on its die's NUMA node (CPUs and memory)" \
 	PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH"
-if type -P numactl >/dev/null; then
-	echo "SKIP: no numactl: this machine has one on PATH ($(type -P numactl))"
-else
-	ranks "no numactl" "numactl is not on the server's PATH (SGLang starts each rank under it): install it (Debian: numactl) to bind each rank; the ranks share the server's CPUs" \
-		PYTHONPATH="$T/sgl-new"
-fi
+# a PATH without numactl, whatever this machine has: its programs but that one, linked
+mkdir -p "$T/no-numactl"
+for f in /usr/local/bin/* /usr/bin/* /bin/*; do
+	[[ ${f##*/} == numactl || -e $T/no-numactl/${f##*/} ]] || ln -s "$f" "$T/no-numactl/${f##*/}"
+done
+ranks "no numactl" "numactl is not on the server's PATH (SGLang starts each rank under it): install it (Debian: numactl) to bind each rank; the ranks share the server's CPUs" \
+	PYTHONPATH="$T/sgl-new" PATH="$T/rk.bin:$T/no-numactl"
 ranks "SGLang 0.5.2" "this SGLang binds a rank through libnuma.so, which ends the rank where the library is missing (before 0.5.6): left off, the ranks share the server's CPUs" \
 	PYTHONPATH="$T/sgl-052" PATH="$T/rk.tools:$T/rk.bin:$PATH"
 ranks "SGLang 0.5.1" "this SGLang has no --numa-node (0.5.2 added it): the ranks share the server's CPUs" \
 	PYTHONPATH="$T/sgl-old" PATH="$T/rk.tools:$T/rk.bin:$PATH"
-if "$real_py" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("sglang") is None)'; then
-	echo "SKIP: no sglang: this machine's python3 has one"
-else
-	ranks "no sglang" "python3 found no sglang package: the ranks share the server's CPUs" PATH="$T/rk.tools:$T/rk.bin:$PATH"
-fi
+# (python -S: without site-packages, whatever this machine has installed, no sglang is found)
+ranks "no sglang" "python3 found no sglang package: the ranks share the server's CPUs" PATH="$T/rk.tools:$T/rk.bin:$PATH" \
+	NPL_PY_NO_SITE=1
 ranks "SGLANG_NUMA_BIND_V2 set" "the launch environment sets SGLANG_NUMA_BIND_V2=0: SGLang's choice is the recipe's" \
 	PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" SGLANG_NUMA_BIND_V2=0
 run env NPULAUNCH_ROOT="$T/rk" PYTHONPATH="$T/sgl-new" PATH="$T/rk.tools:$T/rk.bin:$PATH" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run --json
