@@ -50,6 +50,8 @@ struct npl_command {
 
 /* Open the database (embedded + folders); prints diagnostics. Returns 0 or an exit code. */
 int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db);
+/* The same for a command about one recipe or query (want): a shipped recipe's id builds only it. */
+int npl_cli_open_db_for(struct npl_cli *cli, struct npl_db *db, const char *want);
 /* Print the collected diagnostics to stderr. */
 void npl_cli_flush(struct npl_cli *cli);
 

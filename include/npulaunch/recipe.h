@@ -305,6 +305,11 @@ int npl_db_link(struct npl_db *db, struct npl_diag *d);
 /* Embedded recipes plus the folders in dirs (may be NULL), linked: the usual way to open the db. */
 int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
 		struct npl_diag *d);
+/* The same, for a command about the recipe want (may be NULL): when no folder is given and want
+ * is the id of a shipped recipe, the other shipped recipes are left unbuilt (db->recipes holds
+ * that one); otherwise as npl_db_open(). */
+int npl_db_open_for(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
+		    const char *want, struct npl_diag *d);
 /* The recipe with this id, or NULL. */
 const struct npl_layer *npl_db_recipe(const struct npl_db *db, const char *id);
 /* The recipe that lists id among its aliases (an id upstream renamed or reshaped), or NULL. */

@@ -134,6 +134,11 @@ void npl_cli_flush(struct npl_cli *cli)
 
 int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db)
 {
+	return npl_cli_open_db_for(cli, db, NULL);
+}
+
+int npl_cli_open_db_for(struct npl_cli *cli, struct npl_db *db, const char *want)
+{
 	int i, rc;
 
 	/* a folder that is not there is a usage problem, not an invalid recipe */
@@ -143,7 +148,7 @@ int npl_cli_open_db(struct npl_cli *cli, struct npl_db *db)
 				cli->recipe_dirs[i]);
 			return NPL_EXIT_USAGE;
 		}
-	rc = npl_db_open(db, &cli->arena, cli->recipe_dirs, cli->nrecipe_dirs, &cli->diag);
+	rc = npl_db_open_for(db, &cli->arena, cli->recipe_dirs, cli->nrecipe_dirs, want, &cli->diag);
 	npl_cli_flush(cli);
 	return rc ? NPL_EXIT_INVALID : 0;
 }
@@ -833,7 +838,7 @@ cJSON *npl_cli_plan(struct npl_cli *cli, const char *arg, struct npl_cli_recipe_
 		cJSON *sel = NULL;
 		const struct npl_layer *R;
 
-		if ((*rc = npl_cli_open_db(cli, &db)))
+		if ((*rc = npl_cli_open_db_for(cli, &db, arg)))
 			return NULL;
 		if (!(R = npl_cli_pick(cli, &db, arg, o, &sel, rc)))
 			return NULL;

@@ -296,7 +296,7 @@ static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const s
 
 	/* the flags' values, then the site file's (addresses too) */
 	if ((rc = npl_cli_site(cli, ro)) || (rc = target_site_ok(cli, tg, ro->strict, &ro->site, &ro->site)) ||
-	    (rc = npl_cli_open_db(cli, &db)))
+	    (rc = npl_cli_open_db_for(cli, &db, arg)))
 		return rc;
 	if (!arg) {
 		rc = render_all(cli, &db, ro, tg, to, t, set, dir);

@@ -373,7 +373,7 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("show", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db(cli, &db)))
+	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db_for(cli, &db, argv[optind])))
 		goto out;
 	R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
 	if (!R)

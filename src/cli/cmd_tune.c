@@ -201,7 +201,7 @@ static cJSON *wanted_tuning(struct npl_cli *cli, struct tune_opts *o, int *rc)
 	struct npl_db db;
 	cJSON *tuning;
 
-	if ((*rc = npl_cli_open_db(cli, &db)))
+	if ((*rc = npl_cli_open_db_for(cli, &db, o->arg)))
 		return NULL;
 	if (o->arg) {
 		cJSON *sel = NULL, *plan;

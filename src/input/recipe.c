@@ -61,8 +61,31 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 
 /* Load one file's text; *ndocs (may be NULL) says how many documents it held. */
 /* Build a layer from each document of file name (source: its folder's rank). */
+/* The value of key in mapping n, or NULL. */
+static const struct npl_ynode *doc_get(const struct npl_ynode *n, const char *key)
+{
+	int i;
+
+	if (n->kind != NPL_YMAP)
+		return NULL;
+	for (i = 0; i < n->n; i++)
+		if (!strcmp(n->kids[2 * i]->str, key))
+			return n->kids[2 * i + 1];
+	return NULL;
+}
+
+/* 1 when doc is a recipe document (kind: recipe). */
+static int is_recipe_doc(const struct npl_ynode *doc)
+{
+	const struct npl_ynode *k = doc_get(doc, "kind");
+
+	return k && k->kind == NPL_YSCALAR && !strcmp(k->str, "recipe");
+}
+
+/* Build a layer from each document of file name (source: its folder's rank); with only set,
+ * of the recipe documents only that one. */
 static int load_docs(struct npl_db *db, const char *name, struct npl_ynode *const *docs, int ndocs,
-		     int source, struct npl_diag *d)
+		     int source, const struct npl_ynode *only, struct npl_diag *d)
 {
 	struct ctx c = {db, db->arena, d, NULL, 0, NULL};
 	int i;
@@ -70,7 +93,11 @@ static int load_docs(struct npl_db *db, const char *name, struct npl_ynode *cons
 	if (source >= db->nsources)
 		db->nsources = source + 1;
 	for (i = 0; i < ndocs; i++) {
-		struct npl_layer *L = npl_recipe_build_layer(&c, name, docs[i], source);
+		struct npl_layer *L;
+
+		if (only && docs[i] != only && is_recipe_doc(docs[i]))
+			continue;
+		L = npl_recipe_build_layer(&c, name, docs[i], source);
 
 		if (L)
 			add_layer(db, L);
@@ -89,7 +116,7 @@ static int load_text(struct npl_db *db, const char *name, const char *text, size
 		db->nsources = source + 1;
 	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
 		return -1;
-	return load_docs(db, name, docs, ndocs, source, d);
+	return load_docs(db, name, docs, ndocs, source, NULL, d);
 }
 
 int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size_t len, int source,
@@ -98,7 +125,35 @@ int npl_db_load_text(struct npl_db *db, const char *name, const char *text, size
 	return load_text(db, name, text, len, source, d);
 }
 
-int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
+/* The one shipped recipe document whose title gives the id want, or NULL when there is none
+ * or more than one (or the trees were not compiled in). */
+static const struct npl_ynode *embedded_recipe(struct npl_arena *a, const char *want)
+{
+	const struct npl_embedded_tree *t;
+	const struct npl_ynode *found = NULL;
+	int i;
+
+	if (!want || !npl_embedded_recipe_trees)
+		return NULL;
+	for (t = npl_embedded_recipe_trees; t->name; t++)
+		for (i = 0; i < t->ndocs; i++) {
+			const struct npl_ynode *title = doc_get(t->docs[i], "title");
+			const char *id;
+
+			if (!is_recipe_doc(t->docs[i]) || !title || title->kind != NPL_YSCALAR)
+				continue;
+			id = npl_recipe_id_from_title(a, title->str);
+			if (id && !strcmp(id, want)) {
+				if (found)
+					return NULL;
+				found = t->docs[i];
+			}
+		}
+	return found;
+}
+
+/* The shipped recipes; with only set, of the recipe documents only that one. */
+static int load_embedded(struct npl_db *db, const struct npl_ynode *only, struct npl_diag *d)
 {
 	const struct npl_embedded *e;
 	int rc = 0;
@@ -110,13 +165,18 @@ int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
 	for (e = npl_embedded_recipes; e->name; e++, t = t && t->name ? t + 1 : t) {
 		if (t && t->name && !strcmp(t->name, e->name)) {
 			npl_diag_source(d, e->name, e->data);
-			if (load_docs(db, e->name, t->docs, t->ndocs, 0, d))
+			if (load_docs(db, e->name, t->docs, t->ndocs, 0, only, d))
 				rc = -1;
 		} else if (load_text(db, e->name, e->data, e->len, 0, d)) {
 			rc = -1;
 		}
 	}
 	return rc;
+}
+
+int npl_db_load_embedded(struct npl_db *db, struct npl_diag *d)
+{
+	return load_embedded(db, NULL, d);
 }
 
 /* A folder entry: its path and whether it is a folder (from readdir's d_type when known). */
@@ -467,10 +527,18 @@ int npl_db_link(struct npl_db *db, struct npl_diag *d)
 int npl_db_open(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
 		struct npl_diag *d)
 {
+	return npl_db_open_for(db, arena, dirs, ndirs, NULL, d);
+}
+
+int npl_db_open_for(struct npl_db *db, struct npl_arena *arena, const char *const *dirs, int ndirs,
+		    const char *want, struct npl_diag *d)
+{
 	int i, rc;
 
 	npl_db_init(db, arena);
-	rc = npl_db_load_embedded(db, d);
+	/* a shipped recipe named by its id needs none of the other recipes (the shipped ones are
+	 * checked whole by the tests and by validate); a folder may override or add any of them */
+	rc = load_embedded(db, ndirs ? NULL : embedded_recipe(arena, want), d);
 	for (i = 0; i < ndirs; i++)
 		if (npl_db_load_dir(db, dirs[i], d))
 			rc = -1;

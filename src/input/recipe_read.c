@@ -83,25 +83,45 @@ int npl_recipe_read_bool(struct ctx *c, const struct npl_ynode *v, const char *k
 	return 0;
 }
 
-int npl_recipe_is_env_name(const char *s)
+/* The bytes of names, by class: every recipe's flags and variables are checked at each start. */
+enum { C_LOW = 1, C_UP = 2, C_DIGIT = 4, C_UNDER = 8, C_DASH = 16 };
+static const unsigned char name_class[256] = {
+	['-'] = C_DASH, ['_'] = C_UNDER,
+	['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
+	['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+	['A'] = C_UP, ['B'] = C_UP, ['C'] = C_UP, ['D'] = C_UP, ['E'] = C_UP, ['F'] = C_UP,
+	['G'] = C_UP, ['H'] = C_UP, ['I'] = C_UP, ['J'] = C_UP, ['K'] = C_UP, ['L'] = C_UP,
+	['M'] = C_UP, ['N'] = C_UP, ['O'] = C_UP, ['P'] = C_UP, ['Q'] = C_UP, ['R'] = C_UP,
+	['S'] = C_UP, ['T'] = C_UP, ['U'] = C_UP, ['V'] = C_UP, ['W'] = C_UP, ['X'] = C_UP,
+	['Y'] = C_UP, ['Z'] = C_UP,
+	['a'] = C_LOW, ['b'] = C_LOW, ['c'] = C_LOW, ['d'] = C_LOW, ['e'] = C_LOW, ['f'] = C_LOW,
+	['g'] = C_LOW, ['h'] = C_LOW, ['i'] = C_LOW, ['j'] = C_LOW, ['k'] = C_LOW, ['l'] = C_LOW,
+	['m'] = C_LOW, ['n'] = C_LOW, ['o'] = C_LOW, ['p'] = C_LOW, ['q'] = C_LOW, ['r'] = C_LOW,
+	['s'] = C_LOW, ['t'] = C_LOW, ['u'] = C_LOW, ['v'] = C_LOW, ['w'] = C_LOW, ['x'] = C_LOW,
+	['y'] = C_LOW, ['z'] = C_LOW,
+};
+
+/* 1 when s is one byte of first, then only bytes of rest. */
+static int is_name(const char *s, unsigned first, unsigned rest)
 {
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!(name_class[*p] & first))
 		return 0;
-	for (s++; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
+	for (p++; *p; p++)
+		if (!(name_class[*p] & rest))
 			return 0;
 	return 1;
 }
 
+int npl_recipe_is_env_name(const char *s)
+{
+	return is_name(s, C_UP | C_LOW | C_UNDER, C_UP | C_LOW | C_DIGIT | C_UNDER);
+}
+
 int npl_recipe_is_flag_name(const char *s)
 {
-	if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
-		return 0;
-	for (s++; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-			return 0;
-	return 1;
+	return is_name(s, C_LOW | C_DIGIT, C_LOW | C_DIGIT | C_DASH | C_UNDER);
 }
 
 int npl_recipe_is_id(const char *s)
@@ -183,18 +203,22 @@ static int unknown_key(struct ctx *c, const struct npl_ynode *k, const struct fi
 int npl_recipe_walk(struct ctx *c, const struct npl_ynode *map, const struct field *tab, int ntab,
 		    const char *where, void *arg)
 {
-	int i, j, rc = 0;
+	int i, j, n, rc = 0, next = 0;
 
 	for (i = 0; i < map->n; i++) {
 		const struct npl_ynode *k = map->kids[2 * i], *v = map->kids[2 * i + 1];
 
-		for (j = 0; j < ntab; j++)
-			if (!strcmp(tab[j].key, k->str) && (tab[j].kinds & (1u << c->L->kind)))
+		/* keys mostly come in the table's order: start after the last match; the first
+		 * byte rules out most entries without a call (every document starts this way) */
+		for (n = 0, j = next; n < ntab; n++, j = j + 1 == ntab ? 0 : j + 1)
+			if (tab[j].key[0] == k->str[0] && !strcmp(tab[j].key, k->str) &&
+			    (tab[j].kinds & (1u << c->L->kind)))
 				break;
-		if (j == ntab) {
+		if (n == ntab) {
 			rc = unknown_key(c, k, tab, ntab, where);
 			continue;
 		}
+		next = j + 1 == ntab ? 0 : j + 1;
 		if (tab[j].fn && tab[j].fn(c, k, v, arg))
 			rc = -1;
 	}

@@ -211,9 +211,23 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 
 int npl_ynull(const struct npl_ynode *n)
 {
-	return n->kind == NPL_YSCALAR && n->plain &&
-	       (!*n->str || !strcmp(n->str, "~") || !strcmp(n->str, "null") ||
-		!strcmp(n->str, "Null") || !strcmp(n->str, "NULL"));
+	const char *s = n->str;
+
+	if (n->kind != NPL_YSCALAR || !n->plain)
+		return 0;
+	/* the first byte first: this runs on every value of every shipped recipe at each start */
+	switch (s[0]) {
+	case '\0':
+		return 1;
+	case '~':
+		return !s[1];
+	case 'n':
+		return !strcmp(s, "null");
+	case 'N':
+		return !strcmp(s, "Null") || !strcmp(s, "NULL");
+	default:
+		return 0;
+	}
 }
 
 int npl_ybool(const struct npl_ynode *n, int *v)

@@ -101,4 +101,28 @@ expect_grep "$T/out" "pd-mixed: only in B"
 expect_rc 2 "$NPL" diff kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 expect_rc 2 "$NPL" diff 'kimi-k2.6 --bogus 1' kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 expect_rc 0 "$NPL" diff --help
+# a shipped recipe named by its id is built alone (the other shipped recipes are not needed):
+# the same plan, explanation and scripts as out of the whole database, which an empty
+# --recipes folder makes npulaunch build
+mkdir -p "$T/none"
+n=0
+for id in $("$NPL" list --ids); do
+	for how in --json --explain; do
+		"$NPL" show "$how" "$id" >"$T/alone" 2>&1 || fail "show $how $id"
+		"$NPL" --recipes "$T/none" show "$how" "$id" >"$T/whole" 2>&1 || fail "show $how $id (whole)"
+		cmp -s "$T/alone" "$T/whole" || fail "show $how $id: built alone, it differs from the whole database's"
+	done
+	n=$((n + 1))
+done
+((n > 50)) || fail "only $n shipped recipes listed"
+expect_rc 0 "$NPL" render glm-5.2-w4a8-3p1d-32p-in16k-out1k-50ms -o "$T/alone-r"
+expect_rc 0 "$NPL" --recipes "$T/none" render glm-5.2-w4a8-3p1d-32p-in16k-out1k-50ms -o "$T/whole-r"
+diff -r "$T/alone-r" "$T/whole-r" >/dev/null || fail "render by id: built alone, its files differ"
+# a folder's recipe of a shipped id replaces the shipped one, by id as by query
+mkdir -p "$T/over"
+sed 's/^  max-running-requests: 80$/  max-running-requests: 79/' \
+	"$NPL_SRC/recipes/kimi-k2.6/kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms.yaml" >"$T/over/k.yaml"
+expect_rc 0 "$NPL" --recipes "$T/over" show kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms --json
+expect_eq "$(jq -c '[.. | objects | select(.flag? == "--max-running-requests") | .values] | unique' "$T/out")" \
+	'[["79"]]' "a folder's recipe over the shipped one"
 finish
