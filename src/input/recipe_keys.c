@@ -78,32 +78,32 @@ static int f_container_key(struct ctx *c, const struct npl_ynode *k, const struc
 	const char *key = k->str;
 
 	(void)arg;
-	if (!strcmp(key, "privileged"))
+	if (npl_keyis(key, "privileged"))
 		return npl_recipe_read_bool(c, v, key, &ct->privileged);
-	if (!strcmp(key, "node_selector"))
+	if (npl_keyis(key, "node_selector"))
 		return read_pairs(c, v, key, is_label_text, is_label_text, "a node label (key: value)",
 				  &ct->node_selector, &ct->nnode_selector);
-	if (!strcmp(key, "mounts"))
+	if (npl_keyis(key, "mounts"))
 		return read_pairs(c, v, key, is_mount_path, is_mount_kind,
 				  "a host path and its kind (Directory, File or DirectoryOrCreate)", &ct->mounts,
 				  &ct->nmounts);
-	if (!strcmp(key, "devices"))
+	if (npl_keyis(key, "devices"))
 		return npl_recipe_read_strlist(c, v, key, is_mount_path, "a device file (an absolute path)", &ct->devices,
 					       &ct->ndevices);
-	if (!strcmp(key, "image"))
+	if (npl_keyis(key, "image"))
 		return npl_recipe_read_str(c, v, key, &ct->image);
-	if (!strcmp(key, "npu_resource"))
+	if (npl_keyis(key, "npu_resource"))
 		return npl_recipe_read_str(c, v, key, &ct->npu_resource);
-	if (!strcmp(key, "shm_size"))
+	if (npl_keyis(key, "shm_size"))
 		return npl_recipe_read_str(c, v, key, &ct->shm_size);
-	if (!strcmp(key, "cpus") || !strcmp(key, "router_cpus")) {
+	if (npl_keyis(key, "cpus") || npl_keyis(key, "router_cpus")) {
 		if (npl_recipe_read_str(c, v, key, key[0] == 'c' ? &ct->cpus : &ct->router_cpus))
 			return -1;
 		if (npl_parse_uint(v->str) < 1 || npl_parse_uint(v->str) > 100000)
 			return npl_recipe_fail(c, v, "'%s' is a whole number of CPUs from 1 to 100000, not '%s'", key, v->str);
 		return 0;
 	}
-	if (!strcmp(key, "memory") || !strcmp(key, "router_memory")) {
+	if (npl_keyis(key, "memory") || npl_keyis(key, "router_memory")) {
 		if (npl_recipe_read_str(c, v, key, key[0] == 'm' ? &ct->memory : &ct->router_memory))
 			return -1;
 		if (!is_mem_size(v->str))
@@ -150,9 +150,9 @@ static int f_preflight_key(struct ctx *c, const struct npl_ynode *k, const struc
 	const char *key = k->str;
 
 	(void)arg;
-	if (!strcmp(key, "driver_version"))
+	if (npl_keyis(key, "driver_version"))
 		return npl_recipe_read_strlist(c, v, key, npl_recipe_is_abs_path, "an absolute path", &L->pf_driver, &L->npf_driver);
-	if (!strcmp(key, "toolkit_version"))
+	if (npl_keyis(key, "toolkit_version"))
 		return npl_recipe_read_strlist(c, v, key, npl_recipe_is_abs_path, "an absolute path", &L->pf_toolkit, &L->npf_toolkit);
 	return npl_recipe_read_strlist(c, v, key, npl_recipe_is_abs_path, "an absolute path", &L->pf_tools, &L->npf_tools);
 }
@@ -180,13 +180,13 @@ static int f_topo_role_key(struct ctx *c, const struct npl_ynode *k, const struc
 {
 	struct npl_topology *t = arg;
 
-	if (!strcmp(k->str, "instances"))
+	if (npl_keyis(k->str, "instances"))
 		return npl_recipe_read_int(c, v, k->str, 1, 1024, &t->instances);
-	if (!strcmp(k->str, "dies"))
+	if (npl_keyis(k->str, "dies"))
 		return npl_recipe_read_int(c, v, k->str, 1, 65536, &t->dies);
-	if (!strcmp(k->str, "first_card"))
+	if (npl_keyis(k->str, "first_card"))
 		return npl_recipe_read_int(c, v, k->str, 0, 65535, &t->first_card);
-	if (!strcmp(k->str, "per_node"))
+	if (npl_keyis(k->str, "per_node"))
 		return npl_recipe_read_int(c, v, k->str, 1, 1024, &t->per_node);
 	return npl_recipe_read_int(c, v, k->str, 1, 65536, &t->cards);
 }
@@ -201,8 +201,8 @@ static const struct field topo_role_fields[] = {
 
 static int f_topo_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
-	struct npl_topology *t = &c->L->topo[!strcmp(k->str, "prefill")  ? NPL_TOPO_PREFILL
-					     : !strcmp(k->str, "decode") ? NPL_TOPO_DECODE
+	struct npl_topology *t = &c->L->topo[npl_keyis(k->str, "prefill")  ? NPL_TOPO_PREFILL
+					     : npl_keyis(k->str, "decode") ? NPL_TOPO_DECODE
 									 : NPL_TOPO_PD_MIXED];
 	int rc;
 
@@ -241,21 +241,21 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 	struct npl_str s;
 
 	(void)arg;
-	if (!strcmp(key, "dies_per_card"))
+	if (npl_keyis(key, "dies_per_card"))
 		return npl_recipe_read_int(c, v, key, 1, 64, &L->dies_per_card);
-	if (!strcmp(key, "cards_per_node"))
+	if (npl_keyis(key, "cards_per_node"))
 		return npl_recipe_read_int(c, v, key, 1, 1024, &L->cards_per_node);
-	if (!strcmp(key, "socket_ifname"))
+	if (npl_keyis(key, "socket_ifname"))
 		return npl_recipe_read_bool(c, v, key, &L->socket_ifname);
-	if (!strcmp(key, "aliases"))
+	if (npl_keyis(key, "aliases"))
 		return npl_recipe_read_strlist(c, v, key, NULL, NULL, &L->aliases, &L->naliases);
-	if (!strcmp(key, "ifname_env")) {
+	if (npl_keyis(key, "ifname_env")) {
 		L->ifname_env_set = 1;
 		return npl_recipe_read_strlist(c, v, key, npl_recipe_is_env_name,
 					       "an environment variable name", &L->ifname_env,
 					       &L->nifname_env);
 	}
-	if (!strcmp(key, "cards")) {
+	if (npl_keyis(key, "cards")) {
 		struct npl_int n = {0};
 
 		if (npl_recipe_read_int(c, v, key, 1, 65536, &n))
@@ -268,29 +268,29 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 		return -1;
 	if (strpbrk(s.s, "\n\r\t") && strcmp(key, "notes"))
 		return npl_recipe_fail(c, v, "'%s' must be one line", key);
-	if (!strcmp(key, "version")) {
+	if (npl_keyis(key, "version")) {
 		L->db_version = s.s;
-	} else if (!strcmp(key, "default_hardware")) {
+	} else if (npl_keyis(key, "default_hardware")) {
 		L->default_hardware = s;
-	} else if (!strcmp(key, "id")) {
+	} else if (npl_keyis(key, "id")) {
 		if (!npl_recipe_is_id(s.s))
 			return npl_recipe_fail(c, v, "'%s' is not an id (lowercase letters, digits, '.', '_', '-')", s.s);
 		L->id = s.s;
-	} else if (!strcmp(key, "name") || !strcmp(key, "title")) {
+	} else if (npl_keyis(key, "name") || npl_keyis(key, "title")) {
 		L->name = s.s;
-		if (!strcmp(key, "title")) {
+		if (npl_keyis(key, "title")) {
 			L->id = npl_recipe_id_from_title(c->a, s.s);
 			if (!npl_recipe_is_id(L->id))
 				return npl_recipe_fail(c, v, "the title gives the id '%s', which has characters an id may not have (lowercase letters, digits, '.', '_', '-')",
 						       L->id);
 		}
-	} else if (!strcmp(key, "notes")) {
+	} else if (npl_keyis(key, "notes")) {
 		L->notes = s.s;
-	} else if (!strcmp(key, "model")) {
+	} else if (npl_keyis(key, "model")) {
 		L->model_ref = s;
-	} else if (!strcmp(key, "hardware")) {
+	} else if (npl_keyis(key, "hardware")) {
 		L->hardware_ref = s;
-	} else if (!strcmp(key, "mode")) {
+	} else if (npl_keyis(key, "mode")) {
 		L->mode_loc = v->loc;
 		if (!strcmp(s.s, "pd-mixed"))
 			L->mode = NPL_MODE_PD_MIXED;
@@ -299,15 +299,15 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 		else
 			return npl_recipe_fail(c, v, "unknown mode '%s' (pd-mixed or pd-disagg)",
 					       s.s);
-	} else if (!strcmp(key, "quantization")) {
+	} else if (npl_keyis(key, "quantization")) {
 		L->quantization = s.s;
-	} else if (!strcmp(key, "dataset")) {
+	} else if (npl_keyis(key, "dataset")) {
 		L->dataset = s.s;
-	} else if (!strcmp(key, "tier")) {
+	} else if (npl_keyis(key, "tier")) {
 		if (strcmp(s.s, "low-latency") && strcmp(s.s, "high-throughput"))
 			return npl_recipe_fail(c, v, "unknown tier '%s' (low-latency or high-throughput)", s.s);
 		L->tier = s.s;
-	} else if (!strcmp(key, "entry_host")) {
+	} else if (npl_keyis(key, "entry_host")) {
 		L->entry_host = s;
 	}
 	return 0;
@@ -317,8 +317,8 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 static int f_duration(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_layer *L = c->L;
-	long long us, *to_us = !strcmp(k->str, "ttft") ? &L->ttft_us : !strcmp(k->str, "e2e") ? &L->e2e_us : &L->tpot_us;
-	const char **to_text = !strcmp(k->str, "ttft") ? &L->ttft_text : !strcmp(k->str, "e2e") ? &L->e2e_text : &L->tpot_text;
+	long long us, *to_us = npl_keyis(k->str, "ttft") ? &L->ttft_us : npl_keyis(k->str, "e2e") ? &L->e2e_us : &L->tpot_us;
+	const char **to_text = npl_keyis(k->str, "ttft") ? &L->ttft_text : npl_keyis(k->str, "e2e") ? &L->e2e_text : &L->tpot_text;
 
 	(void)arg;
 	if (npl_recipe_want_scalar(c, v, k->str))
@@ -483,9 +483,9 @@ static int f_prov_field(struct ctx *c, const struct npl_ynode *k, const struct n
 	(void)arg;
 	if (npl_recipe_read_str(c, v, k->str, &s))
 		return -1;
-	if (!strcmp(k->str, "page"))
+	if (npl_keyis(k->str, "page"))
 		c->L->prov_page = s.s;
-	else if (!strcmp(k->str, "section"))
+	else if (npl_keyis(k->str, "section"))
 		c->L->prov_section = s.s;
 	else
 		c->L->prov_commit = s.s;
@@ -570,7 +570,7 @@ static const struct npl_ynode *map_get(const struct npl_ynode *map, const char *
 	int i;
 
 	for (i = 0; i < map->n; i++)
-		if (!strcmp(map->kids[2 * i]->str, key))
+		if (npl_keyis(map->kids[2 * i]->str, key))
 			return map->kids[2 * i + 1];
 	return NULL;
 }

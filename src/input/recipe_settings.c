@@ -372,7 +372,7 @@ static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct np
 	const char *key = k->str;
 
 	(void)arg;
-	if (!strcmp(key, "dataset")) {
+	if (npl_keyis(key, "dataset")) {
 		if (npl_recipe_read_str(c, v, key, &b->dataset))
 			return -1;
 		if (!is_dataset_kind(v->str))
@@ -380,7 +380,7 @@ static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct np
 					       v->str);
 		return 0;
 	}
-	if (!strcmp(key, "resolution")) {
+	if (npl_keyis(key, "resolution")) {
 		static const struct npl_number_spec px = {"a number of pixels", 1, 100000, 1};
 		const char *x = strchr(v->str, 'x');
 		double w, h;
@@ -392,23 +392,23 @@ static int f_bench_key(struct ctx *c, const struct npl_ynode *k, const struct np
 					       "'resolution' must be WIDTHxHEIGHT, like 1920x1080");
 		return 0;
 	}
-	if (!strcmp(key, "prefix"))
+	if (npl_keyis(key, "prefix"))
 		return npl_recipe_read_int(c, v, key, 1, 99, &b->prefix);
-	if (!strcmp(key, "input"))
+	if (npl_keyis(key, "input"))
 		return npl_recipe_read_int(c, v, key, 1, 100000000, &b->input);
-	if (!strcmp(key, "output"))
+	if (npl_keyis(key, "output"))
 		return npl_recipe_read_int(c, v, key, 1, 100000000, &b->output);
-	if (!strcmp(key, "groups"))
+	if (npl_keyis(key, "groups"))
 		return npl_recipe_read_int(c, v, key, 1, 1000000, &b->groups);
-	if (!strcmp(key, "images"))
+	if (npl_keyis(key, "images"))
 		return npl_recipe_read_int(c, v, key, 1, 1000, &b->images);
-	if (!strcmp(key, "concurrency"))
+	if (npl_keyis(key, "concurrency"))
 		return npl_recipe_read_int(c, v, key, 1, 10000000, &b->concurrency);
-	if (!strcmp(key, "prompts"))
+	if (npl_keyis(key, "prompts"))
 		return npl_recipe_read_int(c, v, key, 1, 100000000, &b->prompts);
-	if (!strcmp(key, "system_prompt_len"))
+	if (npl_keyis(key, "system_prompt_len"))
 		return npl_recipe_read_int(c, v, key, 0, 100000000, &b->system_prompt_len);
-	if (!strcmp(key, "question_len"))
+	if (npl_keyis(key, "question_len"))
 		return npl_recipe_read_int(c, v, key, 0, 100000000, &b->question_len);
 	return 0;
 }
@@ -530,7 +530,7 @@ static int f_spec_key(struct ctx *c, const struct npl_ynode *k, const struct npl
 	struct npl_spec *s = arg;
 	const char *key = k->str;
 
-	if (!strcmp(key, "emit")) {
+	if (npl_keyis(key, "emit")) {
 		int i, j, rc = 0;
 
 		if (v->kind != NPL_YSEQ || v->n == 0)
@@ -550,17 +550,17 @@ static int f_spec_key(struct ctx *c, const struct npl_ynode *k, const struct npl
 		s->emit_loc = k->loc;
 		return rc;
 	}
-	if (!strcmp(key, "algorithm"))
+	if (npl_keyis(key, "algorithm"))
 		return npl_recipe_read_str(c, v, key, &s->algorithm);
-	if (!strcmp(key, "steps"))
+	if (npl_keyis(key, "steps"))
 		return npl_recipe_read_int(c, v, key, 1, 64, &s->steps);
-	if (!strcmp(key, "topk"))
+	if (npl_keyis(key, "topk"))
 		return npl_recipe_read_int(c, v, key, 1, 64, &s->topk);
-	if (!strcmp(key, "draft_tokens"))
+	if (npl_keyis(key, "draft_tokens"))
 		return npl_recipe_read_int(c, v, key, 1, 256, &s->draft_tokens);
-	if (!strcmp(key, "draft_model"))
+	if (npl_keyis(key, "draft_model"))
 		return npl_recipe_read_bool(c, v, key, &s->draft_model);
-	if (!strcmp(key, "draft_quantization")) {
+	if (npl_keyis(key, "draft_quantization")) {
 		if (npl_ynull(v)) {
 			s->draft_quantization_removed = 1;
 			return 0;
@@ -626,7 +626,7 @@ static int f_tuning_key(struct ctx *c, const struct npl_ynode *k, const struct n
 	int i, rc = 0;
 
 	(void)arg;
-	if (!strcmp(k->str, "cpu_governor")) {
+	if (npl_keyis(k->str, "cpu_governor")) {
 		if (npl_ynull(v)) {
 			L->governor_removed = 1;
 			return 0;
@@ -687,9 +687,9 @@ static int f_affinity_key(struct ctx *c, const struct npl_ynode *k, const struct
 	const char *best;
 	size_t i;
 
-	if (!strcmp(k->str, "min_cpus_per_die"))
+	if (npl_keyis(k->str, "min_cpus_per_die"))
 		return npl_recipe_read_int(c, v, k->str, 1, 4096, &af->min_cpus);
-	if (!strcmp(k->str, "irqs"))
+	if (npl_keyis(k->str, "irqs"))
 		return npl_recipe_read_bool(c, v, k->str, &af->irqs);
 	/* policy */
 	if (npl_recipe_read_str(c, v, k->str, &af->policy))
@@ -755,11 +755,11 @@ static int f_port_key(struct ctx *c, const struct npl_ynode *k, const struct npl
 {
 	struct npl_ports *p = &c->L->ports;
 	const char *key = k->str;
-	struct npl_int *out = !strcmp(key, "entry") ? &p->entry
-			    : !strcmp(key, "prefill") ? &p->prefill
-			    : !strcmp(key, "decode") ? &p->decode
-			    : !strcmp(key, "bootstrap") ? &p->bootstrap
-			    : !strcmp(key, "dist_init") ? &p->dist_init : &p->mf_store;
+	struct npl_int *out = npl_keyis(key, "entry") ? &p->entry
+			    : npl_keyis(key, "prefill") ? &p->prefill
+			    : npl_keyis(key, "decode") ? &p->decode
+			    : npl_keyis(key, "bootstrap") ? &p->bootstrap
+			    : npl_keyis(key, "dist_init") ? &p->dist_init : &p->mf_store;
 
 	(void)arg;
 	return npl_recipe_read_int(c, v, key, 1, 65535, out);
@@ -786,8 +786,8 @@ int npl_recipe_f_ports(struct ctx *c, const struct npl_ynode *k, const struct np
 static int f_launch_key(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_launch *l = &c->L->launch;
-	int i = !strcmp(k->str, "server") ? NPL_PROG_SERVER
-	      : !strcmp(k->str, "router") ? NPL_PROG_ROUTER : NPL_PROG_BENCH;
+	int i = npl_keyis(k->str, "server") ? NPL_PROG_SERVER
+	      : npl_keyis(k->str, "router") ? NPL_PROG_ROUTER : NPL_PROG_BENCH;
 
 	(void)arg;
 	if (npl_recipe_read_strlist(c, v, k->str, NULL, NULL, &l->argv[i], &l->n[i]))

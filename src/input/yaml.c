@@ -234,11 +234,11 @@ int npl_ybool(const struct npl_ynode *n, int *v)
 {
 	if (n->kind != NPL_YSCALAR || !n->plain)
 		return 0;
-	if (!strcmp(n->str, "true")) {
+	if (n->str[0] == 't' && !strcmp(n->str, "true")) {
 		*v = 1;
 		return 1;
 	}
-	if (!strcmp(n->str, "false")) {
+	if (n->str[0] == 'f' && !strcmp(n->str, "false")) {
 		*v = 0;
 		return 1;
 	}
