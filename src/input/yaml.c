@@ -96,13 +96,88 @@ static int parse_error(yaml_parser_t *p, const char *file, const char *text, siz
 	return npl_error(d, &l, "invalid YAML: %s", p->problem ? p->problem : "syntax error");
 }
 
+/* The node an event starts (a scalar, a list or a mapping) with the event's anchor and tag;
+ * NULL for any other event. A NUL in a scalar is an error: NULL and *rc -1. */
+static struct npl_ynode *event_node(struct npl_arena *a, const char *file, const yaml_event_t *ev,
+				    const char **anchor, const char **tag, struct npl_diag *d, int *rc)
+{
+	struct npl_ynode *node;
+
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		*anchor = (const char *)ev->data.scalar.anchor;
+		/* any tag written in the text, even the bare '!', is refused */
+		*tag = (const char *)ev->data.scalar.tag;
+		node = npl_arena_alloc(a, sizeof(*node));
+		node->kind = NPL_YSCALAR;
+		node->loc = mark_loc(file, ev->start_mark);
+		if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length)) {
+			*rc = npl_error(d, &node->loc, "NUL character in a value");
+			return NULL;
+		}
+		node->str = npl_arena_strndup(a, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+		node->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		return node;
+	case YAML_SEQUENCE_START_EVENT:
+		*anchor = (const char *)ev->data.sequence_start.anchor;
+		*tag = (const char *)ev->data.sequence_start.tag;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		*anchor = (const char *)ev->data.mapping_start.anchor;
+		*tag = (const char *)ev->data.mapping_start.tag;
+		break;
+	default:
+		return NULL;
+	}
+	node = npl_arena_alloc(a, sizeof(*node));
+	node->kind = ev->type == YAML_SEQUENCE_START_EVENT ? NPL_YSEQ : NPL_YMAP;
+	node->loc = mark_loc(file, ev->start_mark);
+	return node;
+}
+
+/* The documents read so far and the open lists and mappings. */
+struct load {
+	struct npl_arena *a;
+	struct frame stack[MAX_DEPTH + 1];
+	int depth, docap;
+	struct npl_ynode ***docs;
+	int *ndocs;
+};
+
+/* Put node where it belongs, a document's root or its parent's next item, and open it when it
+ * holds others. */
+static int place(struct load *l, struct npl_ynode *node, struct npl_diag *d)
+{
+	if (l->depth == 0) {
+		if (*l->ndocs == l->docap) {
+			l->docap = l->docap ? l->docap * 2 : 4;
+			*l->docs = npl_arena_grow(l->a, *l->docs, (size_t)*l->ndocs, (size_t)l->docap,
+						  sizeof(**l->docs));
+		}
+		(*l->docs)[(*l->ndocs)++] = node;
+	} else {
+		struct frame *f = &l->stack[l->depth - 1];
+
+		if (f->node->kind == NPL_YMAP && f->nkids % 2 == 0 && node->kind != NPL_YSCALAR)
+			return npl_error(d, &node->loc, "a mapping key must be a plain word, not %s",
+					 npl_ykind_name(node));
+		add_kid(l->a, f, node);
+	}
+	if (node->kind == NPL_YSCALAR)
+		return 0;
+	if (l->depth == MAX_DEPTH)
+		return npl_error(d, &node->loc, "nesting deeper than %d levels", MAX_DEPTH);
+	l->stack[l->depth++] = (struct frame){node, 0, 0};
+	return 0;
+}
+
 int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_t len,
 		  struct npl_ynode ***docs, int *ndocs, struct npl_diag *d)
 {
 	yaml_parser_t p;
 	yaml_event_t ev;
-	struct frame stack[MAX_DEPTH + 1];
-	int depth = 0, rc = 0, done = 0, docap = 0;
+	struct load l = {.a = a, .docs = docs, .ndocs = ndocs};
+	int rc = 0, done = 0;
 
 	*docs = NULL;
 	*ndocs = 0;
@@ -110,95 +185,35 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 		npl_oom();
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	while (!done && rc == 0) {
-		struct npl_ynode *node = NULL;
+		struct npl_ynode *node;
 		const char *anchor = NULL, *tag = NULL;
 
 		if (!yaml_parser_parse(&p, &ev)) {
 			rc = parse_error(&p, file, text, len, d);
 			break;
 		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
+		node = event_node(a, file, &ev, &anchor, &tag, d, &rc);
+		if (ev.type == YAML_STREAM_END_EVENT) {
 			done = 1;
-			break;
-		case YAML_ALIAS_EVENT:
+		} else if (ev.type == YAML_ALIAS_EVENT) {
 			rc = npl_error(d, &(struct npl_loc){file, (int)ev.start_mark.line + 1,
 					    (int)ev.start_mark.column + 1},
 				       "YAML aliases are not supported: write the value out");
-			break;
-		case YAML_SCALAR_EVENT:
-			anchor = (const char *)ev.data.scalar.anchor;
-			/* any tag written in the text, even the bare '!', is refused */
-			tag = (const char *)ev.data.scalar.tag;
-			node = npl_arena_alloc(a, sizeof(*node));
-			node->kind = NPL_YSCALAR;
-			node->loc = mark_loc(file, ev.start_mark);
-			if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
-				rc = npl_error(d, &node->loc, "NUL character in a value");
-				break;
-			}
-			node->str = npl_arena_strndup(a, (const char *)ev.data.scalar.value,
-						      ev.data.scalar.length);
-			node->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT:
-			if (ev.type == YAML_SEQUENCE_START_EVENT) {
-				anchor = (const char *)ev.data.sequence_start.anchor;
-				tag = (const char *)ev.data.sequence_start.tag;
-			} else {
-				anchor = (const char *)ev.data.mapping_start.anchor;
-				tag = (const char *)ev.data.mapping_start.tag;
-			}
-			node = npl_arena_alloc(a, sizeof(*node));
-			node->kind = ev.type == YAML_SEQUENCE_START_EVENT ? NPL_YSEQ : NPL_YMAP;
-			node->loc = mark_loc(file, ev.start_mark);
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT: {
-			struct frame *f = &stack[--depth];
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+			struct frame *f = &l.stack[--l.depth];
 
 			f->node->n = f->node->kind == NPL_YMAP ? f->nkids / 2 : f->nkids;
 			if (f->node->kind == NPL_YMAP)
 				rc = check_keys(f->node, d);
-			break;
-		}
-		case YAML_DOCUMENT_END_EVENT:
-			depth = 0;
-			break;
-		default:
-			break;
+		} else if (ev.type == YAML_DOCUMENT_END_EVENT) {
+			l.depth = 0;
 		}
 		if (rc == 0 && node && anchor)
 			rc = npl_error(d, &node->loc, "YAML anchors are not supported");
 		if (rc == 0 && node && tag)
 			rc = npl_error(d, &node->loc, "YAML tags are not supported ('%s')", tag);
-		if (rc == 0 && node) {
-			if (depth == 0) {
-				/* a document's root */
-				if (*ndocs == docap) {
-					docap = docap ? docap * 2 : 4;
-					*docs = npl_arena_grow(a, *docs, (size_t)*ndocs, (size_t)docap,
-							       sizeof(**docs));
-				}
-				(*docs)[(*ndocs)++] = node;
-			} else {
-				struct frame *f = &stack[depth - 1];
-
-				if (f->node->kind == NPL_YMAP && f->nkids % 2 == 0 &&
-				    node->kind != NPL_YSCALAR)
-					rc = npl_error(d, &node->loc, "a mapping key must be a plain word, not %s",
-						       npl_ykind_name(node));
-				else
-					add_kid(a, f, node);
-			}
-			if (rc == 0 && node->kind != NPL_YSCALAR) {
-				if (depth == MAX_DEPTH)
-					rc = npl_error(d, &node->loc, "nesting deeper than %d levels", MAX_DEPTH);
-				else
-					stack[depth++] = (struct frame){node, 0, 0};
-			}
-		}
+		if (rc == 0 && node)
+			rc = place(&l, node, d);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
