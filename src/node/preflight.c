@@ -1,6 +1,6 @@
 /* preflight.c: the checks that run on a node before a launch, and the tools they run; see
- * preflight.h (the parsers and the facts of a node are in preflight_facts.c, the runner of the
- * tools in proc.c). */
+ * preflight.h (the parsers and the facts of a node are in preflight_facts.c, the report in
+ * preflight_report.c, the runner of the tools in proc.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -30,11 +30,6 @@
 /* The most dies and ports one node is checked for. */
 #define MAX_IDS 256
 #define MAX_PORTS 64
-
-const char *npl_pf_status_name(enum npl_pf_status s)
-{
-	return s == NPL_PF_OK ? "ok" : s == NPL_PF_WARN ? "warn" : s == NPL_PF_FAIL ? "fail" : "skip";
-}
 
 /* ---- results ----------------------------------------------------------------------------- */
 
@@ -198,7 +193,7 @@ struct state {
 	int node;                /* the node index the plan entries are taken from */
 };
 
-static const char *role_name(const struct npl_preflight_opts *o)
+const char *npl_pf_role_name(const struct npl_preflight_opts *o)
 {
 	const char *r = npl_json_str(o->role, "role");
 
@@ -223,7 +218,7 @@ static void check_versions(struct npl_preflight *pf, const struct npl_preflight_
 		int done = 0;
 
 		if (!is_server(o->role)) {
-			skip(pf, v[i].check, npl_arena_printf(&pf->arena, "the %s uses no NPU", role_name(o)));
+			skip(pf, v[i].check, npl_arena_printf(&pf->arena, "the %s uses no NPU", npl_pf_role_name(o)));
 			continue;
 		}
 		if (!pre) {
@@ -270,7 +265,7 @@ static void check_env_files(struct npl_preflight *pf, const struct npl_preflight
 	int n = 0;
 
 	if (!cJSON_GetArraySize(src)) {
-		skip(pf, "env-files", npl_arena_printf(&pf->arena, "the %s sources no env file", role_name(o)));
+		skip(pf, "env-files", npl_arena_printf(&pf->arena, "the %s sources no env file", npl_pf_role_name(o)));
 		return;
 	}
 	cJSON_ArrayForEach(it, src) {
@@ -347,7 +342,7 @@ static void check_npus(struct npl_preflight *pf, const struct npl_preflight_opts
 	int status, max = -1;
 
 	if (!is_server(o->role)) {
-		skip(pf, "npus", npl_arena_printf(&pf->arena, "the %s uses no NPU", role_name(o)));
+		skip(pf, "npus", npl_arena_printf(&pf->arena, "the %s uses no NPU", npl_pf_role_name(o)));
 		return;
 	}
 	if (!(tool = npl_proc_find(&pf->arena, "npu-smi", tool_dirs(o), o->root))) {
@@ -426,7 +421,7 @@ static void check_npus(struct npl_preflight *pf, const struct npl_preflight_opts
  * of its detection address (net_health) is reported where one is configured. */
 static void check_npu_network(struct npl_preflight *pf, const struct npl_preflight_opts *o, struct state *st)
 {
-	const char *rname = role_name(o), *tool;
+	const char *rname = npl_pf_role_name(o), *tool;
 	struct npl_buf bad = NPL_BUF_INIT, warn = NPL_BUF_INIT, addrs = NPL_BUF_INIT;
 	int per = npl_json_int(o->role, "nodes_per_instance", 1), probed = 0, unprobed = 0;
 
@@ -539,7 +534,7 @@ static void check_node(struct npl_preflight *pf, const struct npl_preflight_opts
 	int need = npl_plan_nodes_count(o->role);
 
 	if (k < 0) {
-		skip(pf, "node", npl_arena_printf(&pf->arena, "the %s has no node list: it runs where it is started", role_name(o)));
+		skip(pf, "node", npl_arena_printf(&pf->arena, "the %s has no node list: it runs where it is started", npl_pf_role_name(o)));
 		return;
 	}
 	if (o->node == -2)
@@ -566,7 +561,7 @@ static void check_interface(struct npl_preflight *pf, const struct npl_preflight
 	int has = 0;
 
 	if (!needs(o->role, "ifname")) {
-		skip(pf, "interface", npl_arena_printf(&pf->arena, "the %s sets no socket interface", role_name(o)));
+		skip(pf, "interface", npl_arena_printf(&pf->arena, "the %s sets no socket interface", npl_pf_role_name(o)));
 		return;
 	}
 	if (!ifname) {
@@ -628,7 +623,7 @@ static void check_ports(struct npl_preflight *pf, const struct npl_preflight_opt
 	struct npl_buf bad = NPL_BUF_INIT, free_ = NPL_BUF_INIT, warn = NPL_BUF_INIT;
 	int nl = 0, read_any = 0, n;
 
-	if (!strcmp(role_name(o), "bench")) {
+	if (!strcmp(npl_pf_role_name(o), "bench")) {
 		skip(pf, "ports", "the benchmark listens on no port");
 		return;
 	}
@@ -638,7 +633,7 @@ static void check_ports(struct npl_preflight *pf, const struct npl_preflight_opt
 	}
 	n = npl_plan_node_ports(o->role, st->node, ports, MAX_PORTS, &pf->arena);
 	if (!n) {
-		skip(pf, "ports", npl_arena_printf(&pf->arena, "the %s listens on no port of its own", role_name(o)));
+		skip(pf, "ports", npl_arena_printf(&pf->arena, "the %s listens on no port of its own", npl_pf_role_name(o)));
 		return;
 	}
 	for (size_t i = 0; i < NPL_ARRAY_SIZE(files); i++) {
@@ -692,19 +687,61 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The shard names the weight indexes name. */
+struct shards {
+	const char **names;
+	int n, cap;
+};
+
+/* Add the shards the weight index dir/name names to sh; what it cannot tell goes to warn. */
+static void index_shards(struct npl_preflight *pf, const char *dir, const char *name, struct shards *sh,
+			 struct npl_buf *warn)
+{
+	const char *why = NULL;
+	char *text = slurp(pf, npl_arena_printf(&pf->arena, "%s/%s", dir, name), INDEX_MAX, NULL, &why);
+	const cJSON *map, *it;
+	cJSON *j;
+
+	if (!text) {
+		note(warn, "%s", why);
+		return;
+	}
+	j = cJSON_Parse(text);
+	map = cJSON_GetObjectItemCaseSensitive(j, "weight_map");
+	if (!cJSON_IsObject(map)) {
+		note(warn, "%s/%s has no weight_map object: its shards were not checked", dir, name);
+		cJSON_Delete(j);
+		return;
+	}
+	cJSON_ArrayForEach(it, map) {
+		if (!cJSON_IsString(it) || !*it->valuestring || strstr(it->valuestring, "..") || it->valuestring[0] == '/') {
+			note(warn, "%s/%s names a shard npulaunch does not look for: '%s'", dir, name,
+			     cJSON_IsString(it) ? it->valuestring : "(not a string)");
+			continue;
+		}
+		if (sh->n == sh->cap) {
+			sh->cap = sh->cap ? sh->cap * 2 : 64;
+			sh->names = npl_xrealloc(sh->names, (size_t)sh->cap * sizeof(*sh->names));
+		}
+		sh->names[sh->n++] = npl_arena_strdup(&pf->arena, it->valuestring);
+	}
+	cJSON_Delete(j);
+}
+
 /* The model folder: config.json, and every file a weight index names. */
 static void check_model(struct npl_preflight *pf, const struct npl_preflight_opts *o, const char *check, enum npl_site_key k)
 {
 	const char *key = npl_site_key_name(k), *value = site_value(o, k), *dir;
 	struct npl_buf bad = NPL_BUF_INIT, warn = NPL_BUF_INIT, indexes = NPL_BUF_INIT, missing = NPL_BUF_INIT;
-	const char **names = NULL;
-	int nnames = 0, capn = 0, nmissing = 0, weights = 0;
+	struct shards sh = {NULL, 0, 0};
+	const char **names;
+	int nnames, nmissing = 0, weights = 0;
 	struct dirent *de;
 	struct stat sb;
 	DIR *dp;
 
 	if (!needs(o->role, key)) {
-		skip(pf, check, npl_arena_printf(&pf->arena, "the %s uses no %s", role_name(o),
+		skip(pf, check, npl_arena_printf(&pf->arena, "the %s uses no %s", npl_pf_role_name(o),
 						 k == NPL_SITE_DRAFT_MODEL_PATH ? "draft model" : "model"));
 		return;
 	}
@@ -728,44 +765,17 @@ static void check_model(struct npl_preflight *pf, const struct npl_preflight_opt
 	}
 	dp = opendir(dir);
 	while (dp && (de = readdir(dp))) {
-		const char *why = NULL;
-		char *text;
-		cJSON *j;
-		const cJSON *map, *it;
-
 		if (npl_ends_with(de->d_name, ".safetensors") || npl_ends_with(de->d_name, ".bin"))
 			weights++;
 		if (!npl_ends_with(de->d_name, ".index.json"))
 			continue;
 		npl_buf_printf(&indexes, "%s%s", indexes.len ? ", " : "", de->d_name);
-		text = slurp(pf, npl_arena_printf(&pf->arena, "%s/%s", dir, de->d_name), INDEX_MAX, NULL, &why);
-		if (!text) {
-			note(&warn, "%s", why);
-			continue;
-		}
-		j = cJSON_Parse(text);
-		map = cJSON_GetObjectItemCaseSensitive(j, "weight_map");
-		if (!cJSON_IsObject(map)) {
-			note(&warn, "%s/%s has no weight_map object: its shards were not checked", dir, de->d_name);
-			cJSON_Delete(j);
-			continue;
-		}
-		cJSON_ArrayForEach(it, map) {
-			if (!cJSON_IsString(it) || !*it->valuestring || strstr(it->valuestring, "..") || it->valuestring[0] == '/') {
-				note(&warn, "%s/%s names a shard npulaunch does not look for: '%s'", dir, de->d_name,
-				     cJSON_IsString(it) ? it->valuestring : "(not a string)");
-				continue;
-			}
-			if (nnames == capn) {
-				capn = capn ? capn * 2 : 64;
-				names = npl_xrealloc(names, (size_t)capn * sizeof(*names));
-			}
-			names[nnames++] = npl_arena_strdup(&pf->arena, it->valuestring);
-		}
-		cJSON_Delete(j);
+		index_shards(pf, dir, de->d_name, &sh, &warn);
 	}
 	if (dp)
 		closedir(dp);
+	names = sh.names;
+	nnames = sh.n;
 	if (nnames)
 		qsort(names, (size_t)nnames, sizeof(*names), cmp_str);
 	{
@@ -834,7 +844,7 @@ static void check_memory(struct npl_preflight *pf, const struct npl_preflight_op
 	char *text;
 
 	if (!is_server(o->role)) {
-		skip(pf, "memory", npl_arena_printf(&pf->arena, "the %s loads no model", role_name(o)));
+		skip(pf, "memory", npl_arena_printf(&pf->arena, "the %s loads no model", npl_pf_role_name(o)));
 		return;
 	}
 	if (statvfs(shm, &vfs) == 0)
@@ -873,7 +883,7 @@ static void check_tuning(struct npl_preflight *pf, const struct npl_preflight_op
 	int n;
 
 	if (!is_server(o->role) || !cJSON_IsObject(tuning)) {
-		skip(pf, "host-tuning", npl_arena_printf(&pf->arena, "the %s tunes nothing", role_name(o)));
+		skip(pf, "host-tuning", npl_arena_printf(&pf->arena, "the %s tunes nothing", npl_pf_role_name(o)));
 		return;
 	}
 	memset(&t, 0, sizeof(t));
@@ -931,65 +941,6 @@ void npl_preflight_run(struct npl_preflight *pf, const struct npl_preflight_opts
 	check_tuning(pf, o);
 	free(st.smi.dies);
 	free(st.smi.procs);
-}
-
-void npl_preflight_print(FILE *fp, const struct npl_preflight *pf, int all)
-{
-	int counts[4] = {0};
-
-	for (int i = 0; i < pf->n; i++) {
-		const struct npl_pf_check *c = &pf->v[i];
-		struct npl_buf b = NPL_BUF_INIT;
-
-		counts[c->status]++;
-		if (!all && c->status != NPL_PF_WARN && c->status != NPL_PF_FAIL)
-			continue;
-		npl_buf_printf(&b, "%-4s  %-12s ", npl_pf_status_name(c->status), c->name);
-		npl_escape(&b, c->found, strlen(c->found), 0);
-		npl_buf_putc(&b, '\n');
-		if (c->fix && c->status != NPL_PF_OK && c->status != NPL_PF_SKIP) {
-			npl_buf_printf(&b, "%-4s  %-12s fix: ", "", "");
-			npl_escape(&b, c->fix, strlen(c->fix), 0);
-			npl_buf_putc(&b, '\n');
-		}
-		fputs(npl_buf_str(&b), fp);
-		npl_buf_release(&b);
-	}
-	fprintf(fp, "preflight: %d failed, %d warned, %d ok, %d skipped\n", counts[NPL_PF_FAIL], counts[NPL_PF_WARN],
-		counts[NPL_PF_OK], counts[NPL_PF_SKIP]);
-}
-
-cJSON *npl_preflight_json(const struct npl_preflight *pf, const struct npl_preflight_opts *o)
-{
-	cJSON *j = cJSON_CreateObject(), *a = cJSON_CreateArray();
-
-	cJSON_AddStringToObject(j, "format", "npulaunch-preflight/1");
-	cJSON_AddStringToObject(j, "recipe", npl_json_str(cJSON_GetObjectItemCaseSensitive(o->plan, "recipe"), "id"));
-	cJSON_AddStringToObject(j, "role", role_name(o));
-	if (o->node >= 0)
-		cJSON_AddNumberToObject(j, "node", o->node);
-	else
-		cJSON_AddNullToObject(j, "node");
-	if (o->node_ip)
-		cJSON_AddStringToObject(j, "address", o->node_ip);
-	else
-		cJSON_AddNullToObject(j, "address");
-	for (int i = 0; i < pf->n; i++) {
-		cJSON *c = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(c, "name", pf->v[i].name);
-		cJSON_AddStringToObject(c, "status", npl_pf_status_name(pf->v[i].status));
-		cJSON_AddStringToObject(c, "found", pf->v[i].found);
-		if (pf->v[i].fix)
-			cJSON_AddStringToObject(c, "fix", pf->v[i].fix);
-		else
-			cJSON_AddNullToObject(c, "fix");
-		cJSON_AddItemToArray(a, c);
-	}
-	cJSON_AddItemToObject(j, "checks", a);
-	cJSON_AddNumberToObject(j, "failed", pf->failed);
-	cJSON_AddNumberToObject(j, "warned", pf->warned);
-	return j;
 }
 
 void npl_preflight_release(struct npl_preflight *pf)

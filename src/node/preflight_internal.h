@@ -1,12 +1,16 @@
 /*
  * preflight_internal.h: private to src/node/preflight*.c: the checks kept in files of their own
- * beside preflight.c, each returning its result for preflight.c to record.
+ * beside preflight.c, each returning its result for preflight.c to record, and what the report
+ * (preflight_report.c) shares with them.
  */
 #ifndef NPL_PREFLIGHT_INTERNAL_H
 #define NPL_PREFLIGHT_INTERNAL_H
 
 #include "npulaunch/arena.h"
 #include "npulaunch/preflight.h"
+
+/* The plan role's name ("prefill", "decode", ...; "role" when it has none), for messages. */
+const char *npl_pf_role_name(const struct npl_preflight_opts *o);
 
 /* The check "sglang" (preflight_sglang.c): the SGLang version of the server's python against the
  * floor of the plan's recipe (sglang_version); skip without a floor or on a role that runs no
