@@ -669,6 +669,45 @@ static void test_checks_broken(void **state)
 	drop(f);
 }
 
+/* A weight index npulaunch cannot use whole: a warning that says which, never a file outside
+ * the model folder looked for; then no index at all. */
+static void test_checks_model_index(void **state)
+{
+	struct fake *f = fake_node();
+	char path[1024];
+
+	(void)state;
+	put(f, "/models/kimi/model.safetensors.index.json", "{\"metadata\": {}}\n");
+	run(f);
+	assert_int_equal(check(f, "model")->status, NPL_PF_WARN);
+	assert_non_null(strstr(check(f, "model")->found,
+			       "model.safetensors.index.json has no weight_map object: its shards were not checked"));
+	put(f, "/models/kimi/model.safetensors.index.json",
+	    "{\"weight_map\": {\"a\": \"model-00001-of-00002.safetensors\", \"b\": \"../../etc/passwd\", "
+	    "\"c\": \"/etc/shadow\", \"d\": 7}}\n");
+	run(f);
+	assert_int_equal(check(f, "model")->status, NPL_PF_WARN);
+	assert_non_null(strstr(check(f, "model")->found, "names a shard npulaunch does not look for: '../../etc/passwd'"));
+	assert_non_null(strstr(check(f, "model")->found, "names a shard npulaunch does not look for: '/etc/shadow'"));
+	assert_non_null(strstr(check(f, "model")->found, "names a shard npulaunch does not look for: '(not a string)'"));
+	/* no index: the weight files are counted */
+	snprintf(path, sizeof(path), "%s/models/kimi/model.safetensors.index.json", f->root);
+	assert_int_equal(unlink(path), 0);
+	run(f);
+	assert_int_equal(check(f, "model")->status, NPL_PF_OK);
+	assert_non_null(strstr(check(f, "model")->found, "config.json and 2 weight files (no index)"));
+	/* and none */
+	snprintf(path, sizeof(path), "%s/models/kimi/model-00001-of-00002.safetensors", f->root);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/models/kimi/model-00002-of-00002.safetensors", f->root);
+	assert_int_equal(unlink(path), 0);
+	run(f);
+	assert_int_equal(check(f, "model")->status, NPL_PF_WARN);
+	assert_non_null(strstr(check(f, "model")->found,
+			       "has config.json but no weight index (*.index.json) and no *.safetensors or *.bin file"));
+	drop(f);
+}
+
 static void test_checks_npus(void **state)
 {
 	struct fake *f = fake_node();
@@ -798,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_node_devices),
 		cmocka_unit_test(test_checks_healthy_without_tools),
 		cmocka_unit_test(test_checks_broken),
+		cmocka_unit_test(test_checks_model_index),
 		cmocka_unit_test(test_checks_npus),
 		cmocka_unit_test(test_checks_npu_network),
 		cmocka_unit_test(test_checks_tool_hangs),
