@@ -135,6 +135,61 @@ static const char *service_entry(struct npl_tune_journal *j, const cJSON *e)
 	return NULL;
 }
 
+/* A file entry ({name, path, base64}, /1: {name, path, contents} with the root in the path):
+ * NULL when it is one, kept in j, else what is wrong with it. */
+static const char *file_entry(struct npl_tune_journal *j, const cJSON *e, int v1)
+{
+	const char *name = npl_json_str(e, "name"), *path = npl_json_str(e, "path");
+	const char *contents = npl_json_str(e, v1 ? "contents" : "base64");
+	const char *problem = NULL;
+	const cJSON *k;
+	char *data = NULL, *host = NULL;
+	size_t dlen = 0;
+
+	if (!cJSON_IsObject(e))
+		return "not an object";
+	cJSON_ArrayForEach(k, e)
+		if (strcmp(k->string, "name") && strcmp(k->string, "path") &&
+		    strcmp(k->string, v1 ? "contents" : "base64"))
+			return "an unknown key";
+	if (!name || !name_ok(name))
+		return "no name (a string)";
+	if (!path)
+		return "no path (a string)";
+	if (!contents)
+		return v1 ? "no contents (a string)" : "no base64 contents (a string)";
+	if (v1) {
+		/* /1 journals name the file with the root included */
+		size_t rl = strcmp(j->root, "/") ? strlen(j->root) : 0;
+
+		if (strncmp(path, j->root, rl) || path[rl] != '/')
+			return "a path outside the journal's root";
+		path += rl;
+	}
+	if (!npl_tune_path_allowed(path))
+		return "a path that is not a tuning file (only /proc/sys/..., /proc/irq/N/smp_affinity_list, "
+		       "/sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
+	if (v1) {
+		data = npl_xstrdup(contents);
+		dlen = strlen(contents);
+	} else if (!(data = b64_decode(contents, &dlen))) {
+		return "contents that are not base64";
+	}
+	if (dlen > MAX_FILE)
+		problem = "contents larger than 1 MiB";
+	if (problem) {
+		free(data);
+		return problem;
+	}
+	host = npl_xstrdup(path);
+	j->v[j->n].name = npl_xstrdup(name);
+	j->v[j->n].path = host;
+	j->v[j->n].data = data;
+	j->v[j->n].len = dlen;
+	j->n++;
+	return NULL;
+}
+
 /* A file twice: which value is the original? The number of such entries, each reported. */
 static int twice(const struct npl_tune_journal *j, const struct npl_loc *at, struct npl_diag *d)
 {
@@ -202,68 +257,17 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 	if (!cJSON_IsArray(entries))
 		entries = NULL;
 	cJSON_ArrayForEach(e, entries) {
-		const char *name = npl_json_str(e, "name"), *path = npl_json_str(e, "path");
-		const char *contents = npl_json_str(e, v1 ? "contents" : "base64");
-		const char *problem = NULL;
-		char *data = NULL, *host = NULL;
-		size_t dlen = 0;
+		const char *name = npl_json_str(e, "name"), *problem;
 
 		i++;
-		if (!cJSON_IsObject(e)) {
-			problem = "not an object";
-		} else if (!v1 && cJSON_GetObjectItemCaseSensitive(e, "unit")) {
+		if (!v1 && cJSON_IsObject(e) && cJSON_GetObjectItemCaseSensitive(e, "unit")) {
 			if ((problem = service_entry(j, e)) && bad++ < MAX_JOURNAL_ERRORS)
 				npl_error(d, &at, "entry %d (a service): %s", i, problem);
 			continue;
-		} else {
-			cJSON_ArrayForEach(k, e)
-				if (strcmp(k->string, "name") && strcmp(k->string, "path") &&
-				    strcmp(k->string, v1 ? "contents" : "base64"))
-					problem = "an unknown key";
 		}
-		if (!problem && (!name || !name_ok(name)))
-			problem = "no name (a string)";
-		if (!problem && !path)
-			problem = "no path (a string)";
-		if (!problem && !contents)
-			problem = v1 ? "no contents (a string)" : "no base64 contents (a string)";
-		if (!problem && v1) {
-			/* /1 journals name the file with the root included */
-			size_t rl = strcmp(j->root, "/") ? strlen(j->root) : 0;
-
-			if (strncmp(path, j->root, rl) || path[rl] != '/')
-				problem = "a path outside the journal's root";
-			else
-				host = npl_xstrdup(path + rl);
-		} else if (!problem) {
-			host = npl_xstrdup(path);
-		}
-		if (!problem && !npl_tune_path_allowed(host))
-			problem = "a path that is not a tuning file (only /proc/sys/..., /proc/irq/N/smp_affinity_list, "
-				  "/sys/devices/system/cpu/... and /sys/kernel/debug/sched/...)";
-		if (!problem) {
-			if (v1) {
-				data = npl_xstrdup(contents);
-				dlen = strlen(contents);
-			} else if (!(data = b64_decode(contents, &dlen))) {
-				problem = "contents that are not base64";
-			}
-		}
-		if (!problem && dlen > MAX_FILE)
-			problem = "contents larger than 1 MiB";
-		if (problem) {
-			if (bad++ < MAX_JOURNAL_ERRORS)
-				npl_error(d, &at, "entry %d%s%s%s: %s", i, name ? " (" : "", name ? name : "",
-					  name ? ")" : "", problem);
-			free(data);
-			free(host);
-			continue;
-		}
-		j->v[j->n].name = npl_xstrdup(name);
-		j->v[j->n].path = host;
-		j->v[j->n].data = data;
-		j->v[j->n].len = dlen;
-		j->n++;
+		if ((problem = file_entry(j, e, v1)) && bad++ < MAX_JOURNAL_ERRORS)
+			npl_error(d, &at, "entry %d%s%s%s: %s", i, name ? " (" : "", name ? name : "",
+				  name ? ")" : "", problem);
 	}
 	if (!bad)
 		bad = twice(j, &at, d);
