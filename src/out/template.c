@@ -95,6 +95,50 @@ static void trim_name(const char **s, size_t *n)
 		(*n)--;
 }
 
+/* A tag: its sigil, its name (trimmed), where the text after it starts and where the text
+ * before it ends (a block tag alone on its line takes the whole line). */
+struct tag {
+	char sigil;
+	const char *name, *after, *text_end;
+	size_t nlen;
+};
+
+/* Read the tag that opens at open, in the template text; -1 when it is never closed. */
+static int read_tag(const char *text, const char *open, struct tag *t)
+{
+	const char *close, *ls, *q;
+	char sigil = open[2];
+
+	if (sigil == '{') {
+		close = strstr(open + 3, "}}}");
+		t->after = close ? close + 3 : NULL;
+	} else {
+		close = strstr(open + 2, "}}");
+		t->after = close ? close + 2 : NULL;
+	}
+	if (!close)
+		return -1;
+	t->sigil = sigil;
+	t->name = open + 2;
+	if (strchr("#^/!>{&", sigil) && sigil)
+		t->name++;
+	t->nlen = (size_t)(close - t->name);
+	trim_name(&t->name, &t->nlen);
+	t->text_end = open;
+	/* a block tag alone on its line takes the whole line */
+	for (ls = open; ls > text && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
+		;
+	if (strchr("#^/!>", sigil) && sigil && (ls == text || ls[-1] == '\n')) {
+		for (q = t->after; *q == ' ' || *q == '\t' || *q == '\r'; q++)
+			;
+		if (*q == '\n' || *q == '\0') {
+			t->text_end = ls;
+			t->after = *q ? q + 1 : q;
+		}
+	}
+	return 0;
+}
+
 /* Parse text into root; sections nest through an explicit stack. */
 static int parse(struct npl_arena *a, const char *file, const char *text, struct node *root,
 		 struct npl_diag *d)
@@ -105,10 +149,10 @@ static int parse(struct npl_arena *a, const char *file, const char *text, struct
 
 	stack[0] = root;
 	for (;;) {
-		const char *open = strstr(p, "{{"), *close, *name, *after, *ls, *q;
+		const char *open = strstr(p, "{{"), *name;
+		struct tag tg;
 		char sigil;
 		size_t nlen;
-		int standalone;
 		struct npl_loc loc;
 
 		if (!open) {
@@ -122,45 +166,18 @@ static int parse(struct npl_arena *a, const char *file, const char *text, struct
 		}
 		pos_of(&at, open, &line, &col);
 		loc = (struct npl_loc){file, line, col};
-		sigil = open[2];
-		if (sigil == '{') {
-			close = strstr(open + 3, "}}}");
-			after = close ? close + 3 : NULL;
-		} else {
-			close = strstr(open + 2, "}}");
-			after = close ? close + 2 : NULL;
-		}
-		if (!close)
+		if (read_tag(text, open, &tg))
 			return npl_error(d, &loc, "unclosed tag '{{'");
-		name = open + 2;
-		if (strchr("#^/!>{&", sigil) && sigil)
-			name++;
-		nlen = (size_t)(close - name);
-		trim_name(&name, &nlen);
+		sigil = tg.sigil;
+		name = tg.name;
+		nlen = tg.nlen;
+		if (tg.text_end > p) {
+			struct node *t = add(a, stack[depth], T_TEXT);
 
-		/* a block tag alone on its line takes the whole line */
-		for (ls = open; ls > text && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
-			;
-		standalone = 0;
-		if (strchr("#^/!>", sigil) && sigil && (ls == text || ls[-1] == '\n')) {
-			for (q = after; *q == ' ' || *q == '\t' || *q == '\r'; q++)
-				;
-			if (*q == '\n' || *q == '\0') {
-				standalone = 1;
-				after = *q ? q + 1 : q;
-			}
+			t->text = p;
+			t->len = (size_t)(tg.text_end - p);
 		}
-		{
-			const char *tend = standalone ? ls : open;
-
-			if (tend > p) {
-				struct node *t = add(a, stack[depth], T_TEXT);
-
-				t->text = p;
-				t->len = (size_t)(tend - p);
-			}
-		}
-		p = after;
+		p = tg.after;
 		if (sigil == '!')
 			continue;
 		if (nlen == 0)
