@@ -419,6 +419,12 @@ def self_test(root):
             m = re.search(r"\n(\S[^\n]*\b%s\([^\n]*\n(?:[^\n]*\n)*?)\{\n" % re.escape(name), t)
             return t[:m.end()] + "\t;\n" + t[m.end():]
         cases.append(("a listed long function grown by a line", "grew from", [(path, grow)]))
+    else:
+        # the list is empty: list a planted 110-line function, then plant it one line longer
+        cases.append(("a listed long function grown by a line", "grew from",
+                      [("tests/tools/long-functions.txt", lambda t: t + "src/base/sha256.c:npl_planted 110\n"),
+                       ("src/base/sha256.c", lambda t: t + "int npl_planted(void);\nint npl_planted(void)\n{\n" +
+                        "\t;\n" * 108 + "}\n")]))
     failed = []
     for what, expect, plants in cases:
         with tempfile.TemporaryDirectory() as tmp:
