@@ -152,6 +152,17 @@ static const struct npl_ynode *embedded_recipe(struct npl_arena *a, const char *
 	return found;
 }
 
+/* 1 when a document of t is built with only set: one that is not a recipe, or only itself. */
+static int builds_any(const struct npl_embedded_tree *t, const struct npl_ynode *only)
+{
+	int i;
+
+	for (i = 0; i < t->ndocs; i++)
+		if (t->docs[i] == only || !is_recipe_doc(t->docs[i]))
+			return 1;
+	return 0;
+}
+
 /* The shipped recipes; with only set, of the recipe documents only that one. */
 static int load_embedded(struct npl_db *db, const struct npl_ynode *only, struct npl_diag *d)
 {
@@ -164,6 +175,8 @@ static int load_embedded(struct npl_db *db, const struct npl_ynode *only, struct
 
 	for (e = npl_embedded_recipes; e->name; e++, t = t && t->name ? t + 1 : t) {
 		if (t && t->name && !strcmp(t->name, e->name)) {
+			if (only && !builds_any(t, only))
+				continue;
 			npl_diag_source(d, e->name, e->data);
 			if (load_docs(db, e->name, t->docs, t->ndocs, 0, only, d))
 				rc = -1;
