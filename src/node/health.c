@@ -223,7 +223,7 @@ char *npl_served_model(const char *base, long timeout_ms)
 		else if (j)
 			v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "data"), 0), "id");
 		if (cJSON_IsString(v))
-			model = strdup(v->valuestring);
+			model = npl_xstrdup(v->valuestring);
 		cJSON_Delete(j);
 		npl_buf_release(&url);
 		npl_buf_release(&body);

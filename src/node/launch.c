@@ -139,7 +139,7 @@ static int source_files(struct npl_launch_env *e, const char *const *files, int 
 	char **argv = npl_xcalloc((size_t)n + 5, sizeof(*argv));
 	struct npl_buf out = NPL_BUF_INIT;
 	const char *shlvl = env_get(e, "SHLVL");
-	char *keep_shlvl = shlvl ? strdup(shlvl) : NULL;
+	char *keep_shlvl = shlvl ? npl_xstrdup(shlvl) : NULL;
 	int fd, status, i;
 	pid_t pid;
 
@@ -589,7 +589,7 @@ int npl_launch_prepare(struct npl_launch_node *l, const char *root)
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l->inst[k].node, "flags")) {
 			const cJSON *v;
 
-			inst_arg(&l->inst[k], strdup(npl_json_str(it, "flag")));
+			inst_arg(&l->inst[k], npl_xstrdup(npl_json_str(it, "flag")));
 			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(it, "values"))
 				inst_arg(&l->inst[k], value(l, v->valuestring));
 		}

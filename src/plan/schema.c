@@ -108,9 +108,7 @@ static int fail(struct vctx *c, const char *fmt, ...)
 	npl_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	c->err_msg = npl_buf_detach(&b);
-	c->err_path = strdup(c->path.len ? npl_buf_str(&c->path) : ".");
-	if (!c->err_path)
-		npl_oom();
+	c->err_path = npl_xstrdup(c->path.len ? npl_buf_str(&c->path) : ".");
 	return 0;
 }
 

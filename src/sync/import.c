@@ -225,11 +225,9 @@ static int all_verify(struct imp *v, int n, const cJSON *model)
 /* Move the paths in p[0..np) from every section to the model; undone when a section then differs. */
 static int move(struct imp *v, int n, cJSON *model, const struct path *p, int np)
 {
-	cJSON *saved_model = cJSON_Duplicate(model, 1), **saved = calloc((size_t)n, sizeof(*saved));
+	cJSON *saved_model = cJSON_Duplicate(model, 1), **saved = npl_xcalloc((size_t)n + 1, sizeof(*saved));
 	int i, k, rc;
 
-	if (!saved)
-		npl_oom();
 	for (i = 0; i < n; i++)
 		saved[i] = cJSON_Duplicate(v[i].doc, 1);
 	for (k = 0; k < np; k++) {

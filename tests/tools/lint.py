@@ -22,6 +22,8 @@ The rules (docs/architecture.md, "The rules, checked"):
   5. no hidden state: no assignment to stdout or stderr.
   6. the library never exits: no exit() anywhere, abort() only in base/arena.c, the NPL_EXIT_*
      codes only in cli/ and main.c; fork() and _exit() only in node/proc.c, the one process runner.
+  7. one allocation-failure path: malloc, calloc, realloc, strdup and strndup are called only in
+     base/arena.c (npl_xmalloc and the others, which end the program on running out of memory).
 """
 import os
 import re
@@ -246,6 +248,10 @@ class Tree:
                     self.bad(where, "calls abort(): only base/arena.c does, on running out of memory")
                 if re.search(r"\bNPL_EXIT_\w+", line) and layer not in ("cli", "main"):
                     self.bad(where, "uses an exit code: only cli/ and main.c choose them")
+                if re.search(r"(?<![\w.>])(malloc|calloc|realloc|strdup|strndup)\s*\(", line) and \
+                        not rel.endswith("base/arena.c"):
+                    self.bad(where, "allocates by hand: npl_xmalloc() and the others of arena.h are the one "
+                             "allocation-failure path")
             if not rel.endswith("node/proc.c"):
                 for no, line in enumerate(code.split("\n"), 1):
                     if re.search(r"\b(v?fork|_exit|posix_spawnp?)\s*\(", line):
@@ -407,6 +413,8 @@ def self_test(root):
          [("src/base/sha256.c", lambda t: t + "void npl_planted(void);\nvoid npl_planted(void)\n{\n\tstdout = 0;\n}\n")]),
         ("exit() in the library", "calls exit()",
          [("src/base/sha256.c", lambda t: t + "void npl_planted(void);\nvoid npl_planted(void)\n{\n\texit(1);\n}\n")]),
+        ("a malloc() of its own", "allocates by hand",
+         [("src/base/sha256.c", lambda t: t + "void *npl_planted(void);\nvoid *npl_planted(void)\n{\n\treturn malloc(1);\n}\n")]),
         ("a fork() of its own", "one process runner",
          [("src/node/health.c", lambda t: t + "int npl_planted(void);\nint npl_planted(void)\n{\n\treturn fork();\n}\n")]),
         ("a header without its layer", "name the layer",
