@@ -213,6 +213,20 @@ static int take_global_options(int *argc, char **argv, struct npl_cli *cli)
 	return 0;
 }
 
+/* The usage error of a name that is no command, with the nearest one. */
+static int unknown_command(const char *name)
+{
+	const char *names[NPL_ARRAY_SIZE(commands)], *best;
+	size_t i;
+
+	for (i = 0; i < NPL_ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	best = npl_did_you_mean(name, names, (int)NPL_ARRAY_SIZE(commands));
+	if (best)
+		return npl_cli_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", name, best);
+	return npl_cli_usage_error(NULL, "unknown command '%s'", name);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -228,6 +242,9 @@ int main(int argc, char **argv)
 	int c, rc = NPL_EXIT_USAGE, want_version = 0;
 	size_t i;
 
+	/* cJSON's allocations end the program on running out of memory, as every other one does
+	 * (npl_xmalloc): no caller has to tell a NULL from cJSON_Print of a full memory */
+	cJSON_InitHooks(&(cJSON_Hooks){npl_xmalloc, free});
 	memset(&cli, 0, sizeof(cli));
 	npl_arena_init(&cli.arena);
 	/* a copy: the commands take the global options out of their part of argv */
@@ -291,18 +308,7 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
-	{
-		const char *names[NPL_ARRAY_SIZE(commands)], *best;
-
-		for (i = 0; i < NPL_ARRAY_SIZE(commands); i++)
-			names[i] = commands[i].name;
-		best = npl_did_you_mean(argv[optind], names, (int)NPL_ARRAY_SIZE(commands));
-		if (best)
-			rc = npl_cli_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)",
-						 argv[optind], best);
-		else
-			rc = npl_cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
-	}
+	rc = unknown_command(argv[optind]);
 out:
 	npl_cli_flush(&cli);
 	npl_diag_flush_groups(&cli.diag, stderr);

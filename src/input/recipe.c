@@ -59,8 +59,6 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 	db->layers[db->nlayers++] = L;
 }
 
-/* Load one file's text; *ndocs (may be NULL) says how many documents it held. */
-/* Build a layer from each document of file name (source: its folder's rank). */
 /* The value of key in mapping n, or NULL. */
 static const struct npl_ynode *doc_get(const struct npl_ynode *n, const char *key)
 {
