@@ -5,7 +5,8 @@
 #
 # Every row is a cold run (npulaunch keeps no state) and the median of N runs (default 21; --quick: 3 runs and 1,000
 # recipes instead of 10,000, for CI, which does not judge the times) with the
-# largest peak RSS of those runs. Ratios compare numbers of the same run.
+# largest peak RSS of those runs. Ratios compare numbers of the same run; a row and its
+# floor run in turn, round after round, so that a noisy machine weighs on both alike.
 # The tuning rows need root for the shell lines' sysctl -w (a private mount
 # namespace puts the fake root's /proc/sys in place); without root they are
 # skipped. See docs/performance.md for the method and the numbers.
@@ -17,7 +18,7 @@ while (($#)); do
 	--reps) reps=$2; shift 2 ;;
 	--quick) quick=1 reps=3; shift ;;
 	--build) build=$2; shift 2 ;;
-	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0"; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -63,12 +64,23 @@ floor_list() {
 }
 site=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
 
+# together "KEY..." TIMEIT-COMMANDS...: measure the commands in turn, round after round, so that
+# the machine's noise falls on a row and its floor alike (their ratio is what is judged)
+together() {
+	local keys k=0 m r
+	read -ra keys <<<"$1"
+	shift
+	while read -r m _ _ r; do
+		med[${keys[k]}]=$m
+		rss[${keys[k]}]=$r
+		k=$((k + 1))
+	done < <("$timeit" "$reps" "$@")
+	((k == ${#keys[@]})) || { echo "bench/run.sh: timeit measured $k of ${#keys[@]} commands" >&2; exit 1; }
+}
+
 # every row is a cold run: npulaunch keeps no state between runs, so each run starts from nothing
-row help -- "$npl" --help
-row version -- "$npl" --version
-row list -- "$npl" list
-row show -- "$npl" show "$kimi"
-row render1 --setup "rm -rf '$W/one'" -- "$npl" render "$kimi" -o "$W/one"
+together "help version list show render1" -- "$npl" --help ::: -- "$npl" --version ::: -- "$npl" list ::: \
+	-- "$npl" show "$kimi" ::: --setup "rm -rf '$W/one'" -- "$npl" render "$kimi" -o "$W/one"
 # render --all for every target, each next to the floor of writing its own files
 targets=(scripts k8s rbg docker slurm)
 for tg in "${targets[@]}"; do
@@ -77,21 +89,26 @@ for tg in "${targets[@]}"; do
 	"$npl" "${args[@]}" -q 2>/dev/null || { echo "bench/run.sh: render --all --target $tg failed" >&2; exit 1; }
 	floor_list "$W/all-$tg" >"$W/all-$tg.list"
 	nfiles[$tg]=$(grep -c '^F' "$W/all-$tg.list")
-	row "all-$tg" --setup "rm -rf '$W/all-$tg'" -- "$npl" "${args[@]}" -q
-	row "floor-$tg" --setup "rm -rf '$W/fw'" -- "$floor" write "$W/fw" "$W/all-$tg.list"
+	together "all-$tg floor-$tg" --setup "rm -rf '$W/all-$tg'" -- "$npl" "${args[@]}" -q ::: \
+		--setup "rm -rf '$W/fw'" -- "$floor" write "$W/fw" "$W/all-$tg.list"
 done
+# list and show of each database size and the lower bound of looking at each file (one fstatat
+# each), all in turn: the ratio of 10,000 to 1,000 recipes is judged
+dbkeys="" cmds=()
 for n in "${sizes[@]}"; do
-	row "list$n" -- "$npl" --recipes "$W/db$n" list
 	mid=$(find "$W/db$n" -name "*-g$(printf %05d $((n / 2))).yaml")
 	mid=$(basename "$mid" .yaml)
-	row "show$n" -- "$npl" --recipes "$W/db$n" show "$mid"
-	# render --all over the generated database, few runs
+	dbkeys+=" list$n show$n floorwalk$n"
+	cmds+=(-- "$npl" --recipes "$W/db$n" list ::: -- "$npl" --recipes "$W/db$n" show "$mid" :::
+		-- "$floor" walk "$W/db$n" :::)
+done
+together "$dbkeys" "${cmds[@]:0:${#cmds[@]}-1}"
+# render --all over each generated database, few runs
+for n in "${sizes[@]}"; do
 	out=$("$timeit" 3 --setup "rm -rf '$W/gen$n'" -- "$npl" --recipes "$W/db$n" render --all -o "$W/gen$n" -q)
 	read -r m _ _ r <<<"$out"
 	med[gen$n]=$m rss[gen$n]=$r
 	rm -rf "$W/gen$n"
-	# the lower bound of looking at each file: one fstatat each
-	row "floorwalk$n" -- "$floor" walk "$W/db$n"
 done
 
 # every input that is a list, at n and 4n: its duplicate checks and lookups must stay linear
@@ -145,9 +162,8 @@ tune_rows=0
 if [[ $(id -u) == 0 ]] && command -v unshare >/dev/null && command -v sysctl >/dev/null; then
 	# one namespace for both, so that neither pays for it: /proc/sys there is the fake root's
 	out=$(unshare -m bash -c "mount --make-rprivate / && mount --bind '$R/proc/sys' /proc/sys &&
-		'$timeit' $reps --setup 'sh $W/reset' -- '$npl' tune --apply --root '$R' --hardware ascend-a3 &&
-		'$timeit' $reps --setup 'sh $W/reset' -- bash '$W/shell-lines' &&
-		'$timeit' $reps --setup 'sh $W/reset' -- '$floor' tune '$R' 1024")
+		'$timeit' $reps --setup 'sh $W/reset' -- '$npl' tune --apply --root '$R' --hardware ascend-a3 \
+			::: --setup 'sh $W/reset' -- bash '$W/shell-lines' ::: --setup 'sh $W/reset' -- '$floor' tune '$R' 1024")
 	{ read -r m1 _ _ r1; read -r m2 _ _ r2; read -r m3 _ _ r3; } <<<"$out"
 	med[tune]=$m1 rss[tune]=$r1 med[shell]=$m2 rss[shell]=$r2 med[floor]=$m3 rss[floor]=$r3
 	# the shell lines really tuned the fake root, not this host
