@@ -16,6 +16,7 @@
 #include "npulaunch/arena.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/output.h"
+#include "npulaunch/strmap.h"
 #include "output_internal.h"
 
 #ifndef RENAME_EXCHANGE
@@ -78,7 +79,7 @@ static void signals_block(sigset_t *old)
 struct unit {
 	char *dir;	      /* the folder, as the files' paths name it */
 	const char *manifest; /* a bundle's manifest name; NULL: loose files, none recorded */
-	int *files, nfiles;   /* indices into the set */
+	int *files, nfiles, capfiles; /* indices into the set */
 	int exists;	      /* dir is a folder already */
 	struct stat st;	      /* dir's, when it exists */
 	int exchange;	      /* the staging folder becomes dir whole; else file by file */
@@ -134,34 +135,40 @@ static int is_gone(const struct unit *u, const char *name)
 	return 0;
 }
 
-/* The files by folder; a folder with a manifest is a bundle. */
+/* The files by folder; a folder with a manifest is a bundle. The folders are found through a
+ * hash map: render --all of 10,000 recipes has 10,000 of them and 35,000 files. */
 static void group(struct commit *c)
 {
 	const struct npl_outset *s = c->s;
+	struct npl_strmap units = NPL_STRMAP_INIT;
+	struct npl_arena a;
 	int i, j;
 
+	npl_arena_init(&a);
 	for (i = 0; i < s->n; i++) {
 		char *dir = npl_out_dir_of(s->v[i].path);
-		struct unit *u = NULL;
+		struct unit *u;
 
-		for (j = 0; j < c->nu && !u; j++)
-			if (!strcmp(c->u[j].dir, dir))
-				u = &c->u[j];
-		if (u) {
+		if ((j = npl_strmap_get(&units, dir, strlen(dir))) >= 0) {
+			u = &c->u[j];
 			free(dir);
 		} else {
 			c->u = npl_out_grow(c->u, &c->capu, c->nu, sizeof(*c->u));
-			u = &c->u[c->nu++];
+			u = &c->u[c->nu];
 			memset(u, 0, sizeof(*u));
 			u->dir = dir;
-			u->files = npl_xmalloc((size_t)s->n * sizeof(*u->files));
+			npl_strmap_add(&units, &a, u->dir, strlen(u->dir), c->nu++);
 		}
+		u->files = npl_out_grow(u->files, &u->capfiles, u->nfiles, sizeof(*u->files));
 		u->files[u->nfiles++] = i;
 	}
-	for (i = 0; i < s->nbundles; i++)
-		for (j = 0; j < c->nu; j++)
-			if (!strcmp(c->u[j].dir, *s->bundles[i].dir ? s->bundles[i].dir : "."))
-				c->u[j].manifest = s->bundles[i].manifest;
+	for (i = 0; i < s->nbundles; i++) {
+		const char *dir = *s->bundles[i].dir ? s->bundles[i].dir : ".";
+
+		if ((j = npl_strmap_get(&units, dir, strlen(dir))) >= 0)
+			c->u[j].manifest = s->bundles[i].manifest;
+	}
+	npl_arena_release(&a);
 }
 
 /* Remove a temporary of ours, a folder with all in it, its marker last; never follows a symlink. */
@@ -196,20 +203,20 @@ static int lock_wanted(const struct commit *c, struct lock **out)
 				free(p);
 				continue;
 			}
-			for (j = 0; j < n; j++)
-				if (v[j].dev == st.st_dev && v[j].ino == st.st_ino)
-					break;
-			if (j < n) {
-				free(p);
-				continue;
-			}
 			v = npl_out_grow(v, &cap, n, sizeof(*v));
 			v[n++] = (struct lock){p, -1, st.st_dev, st.st_ino};
 		}
+	/* in lock order, each folder once: sorted, not searched (every bundle names the parent) */
 	if (n)
 		qsort(v, (size_t)n, sizeof(*v), lock_cmp);
+	for (i = j = 0; i < n; i++) {
+		if (j && !lock_cmp(&v[j - 1], &v[i]))
+			free(v[i].path);
+		else
+			v[j++] = v[i];
+	}
 	*out = v;
-	return n;
+	return j;
 }
 
 static void unlock_all(struct commit *c)
@@ -364,25 +371,6 @@ static void survey_gone(struct commit *c, struct unit *u, const char *name, int 
 	free(path);
 }
 
-/* The mount a path is on (statx's id, else name_to_handle_at's); -1 when neither says. A bind
- * mount has its parent's st_dev, but it cannot be renamed. */
-static long long mount_of(const char *path)
-{
-	struct file_handle fh = {0};
-	int id;
-#ifdef STATX_MNT_ID
-	struct statx sx;
-
-	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) &&
-	    (sx.stx_mask & STATX_MNT_ID))
-		return (long long)sx.stx_mnt_id;
-#endif
-	/* no room for the handle: EOVERFLOW, with the mount id */
-	if (!name_to_handle_at(AT_FDCWD, path, &fh, &id, 0) || errno == EOVERFLOW)
-		return id;
-	return -1;
-}
-
 /* Whether a folder that holds nothing but the bundle can be exchanged whole with a sibling. */
 static int can_exchange(const struct unit *u)
 {
@@ -398,7 +386,7 @@ static int can_exchange(const struct unit *u)
 		return 0; /* the current folder by another name: a shell there would be lost */
 	parent = npl_out_dir_of(u->dir);
 	ok = !stat(parent, &pst) && pst.st_dev == u->st.st_dev && pst.st_ino != u->st.st_ino &&
-	     mount_of(parent) == mount_of(u->dir);
+	     npl_out_mount_of(parent) == npl_out_mount_of(u->dir);
 	free(parent);
 	return ok; /* not a mount point, not the root */
 }

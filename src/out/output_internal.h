@@ -103,6 +103,8 @@ char *npl_out_read_regular(const char *path, size_t *len);
 int npl_out_read_record(const char *path, const char *name, cJSON **rec);
 /* The process holding a flock on the file st describes (/proc/locks), or 0 when none is seen. */
 pid_t npl_out_lock_holder(const struct stat *st);
+/* The mount a path is on (statx's id, else name_to_handle_at's); -1 when neither says. */
+long long npl_out_mount_of(const char *path);
 /* 1 when pid is this process's parent, or its parent's, and so on. */
 int npl_out_is_ancestor(pid_t pid);
 /* 1 when rec records name with the digest of text (NULL text: 0). */

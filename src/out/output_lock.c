@@ -1,5 +1,8 @@
-/* output_lock.c: who holds the flock a commit waits for; see output_internal.h. */
-#define _GNU_SOURCE /* getline */
+/* output_lock.c: who holds the flock a commit waits for, and which mount a folder is on; see
+ * output_internal.h. */
+#define _GNU_SOURCE /* getline, name_to_handle_at, statx */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,4 +68,23 @@ int npl_out_is_ancestor(pid_t pid)
 		if (p == pid)
 			return 1;
 	return pid == 1 && p == 1;
+}
+
+/* The mount a path is on (statx's id, else name_to_handle_at's); -1 when neither says. A bind
+ * mount has its parent's st_dev, but it cannot be renamed. */
+long long npl_out_mount_of(const char *path)
+{
+	struct file_handle fh = {0};
+	int id;
+#ifdef STATX_MNT_ID
+	struct statx sx;
+
+	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return (long long)sx.stx_mnt_id;
+#endif
+	/* no room for the handle: EOVERFLOW, with the mount id */
+	if (!name_to_handle_at(AT_FDCWD, path, &fh, &id, 0) || errno == EOVERFLOW)
+		return id;
+	return -1;
 }
