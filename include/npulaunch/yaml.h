@@ -30,6 +30,8 @@ struct npl_ynode {
 /* Parse every document of text (named file in messages) into *docs (arena memory). */
 int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_t len,
 		  struct npl_ynode ***docs, int *ndocs, struct npl_diag *d);
+/* The value of key in the mapping map, or NULL (also when map is NULL or not a mapping). */
+const struct npl_ynode *npl_ymap_get(const struct npl_ynode *map, const char *key);
 /* 1 when the node is a plain null scalar: empty, ~, null. */
 int npl_ynull(const struct npl_ynode *n);
 /* 1 and *v set when the node is the plain scalar true or false. */

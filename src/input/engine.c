@@ -10,18 +10,6 @@
 
 /* ---- loading -------------------------------------------------------------------- */
 
-static const struct npl_ynode *get(const struct npl_ynode *map, const char *key)
-{
-	int i;
-
-	if (!map || map->kind != NPL_YMAP)
-		return NULL;
-	for (i = 0; i < map->n; i++)
-		if (!strcmp(map->kids[2 * i]->str, key))
-			return map->kids[2 * i + 1];
-	return NULL;
-}
-
 static int flagcmp(const void *a, const void *b)
 {
 	return strcmp(((const struct npl_flag_spec *)a)->name, ((const struct npl_flag_spec *)b)->name);
@@ -31,7 +19,8 @@ static int parse_flag(struct npl_flag_spec *f, const struct npl_ynode *k, const 
 		      struct npl_arena *a, struct npl_diag *d)
 {
 	static const char *const types[] = {"bool", "int", "float", "string", "list"};
-	const struct npl_ynode *t = get(v, "type"), *c = get(v, "choices"), *up = get(v, "upstream");
+	const struct npl_ynode *t = npl_ymap_get(v, "type"), *c = npl_ymap_get(v, "choices");
+	const struct npl_ynode *up = npl_ymap_get(v, "upstream");
 	int i, b;
 
 	f->name = k->str;
@@ -58,10 +47,10 @@ static int parse_flag(struct npl_flag_spec *f, const struct npl_ynode *k, const 
 		for (i = 0; i < c->n; i++)
 			f->choices[f->nchoices++] = c->kids[i]->str;
 	}
-	if (get(v, "alias_of"))
-		f->alias_of = get(v, "alias_of")->str;
-	if (get(v, "note"))
-		f->note = get(v, "note")->str;
+	if (npl_ymap_get(v, "alias_of"))
+		f->alias_of = npl_ymap_get(v, "alias_of")->str;
+	if (npl_ymap_get(v, "note"))
+		f->note = npl_ymap_get(v, "note")->str;
 	if (up) {
 		if (!npl_ybool(up, &b))
 			return npl_error(d, &up->loc, "'upstream' must be true or false");
@@ -73,21 +62,21 @@ static int parse_flag(struct npl_flag_spec *f, const struct npl_ynode *k, const 
 static int parse_registry(struct npl_engine *e, const char *file, const struct npl_ynode *root,
 			  struct npl_arena *a, struct npl_diag *d)
 {
-	const struct npl_ynode *tools = get(root, "tools"), *spec = get(root, "speculative_algorithms");
+	const struct npl_ynode *tools = npl_ymap_get(root, "tools"), *spec = npl_ymap_get(root, "speculative_algorithms");
 	int i, j, rc = 0;
 
 	e->file = file;
-	e->version = get(root, "sglang_version") ? get(root, "sglang_version")->str : "?";
-	e->source = get(root, "source") ? get(root, "source")->str : "";
+	e->version = npl_ymap_get(root, "sglang_version") ? npl_ymap_get(root, "sglang_version")->str : "?";
+	e->source = npl_ymap_get(root, "source") ? npl_ymap_get(root, "source")->str : "";
 	if (!tools || tools->kind != NPL_YMAP)
 		return npl_error(d, &root->loc, "the engine-flag registry needs 'tools'");
 	e->tools = npl_arena_calloc(a, (size_t)tools->n, sizeof(*e->tools));
 	for (i = 0; i < tools->n; i++) {
 		struct npl_engine_tool *t = &e->tools[e->ntools++];
-		const struct npl_ynode *body = tools->kids[2 * i + 1], *flags = get(body, "flags");
+		const struct npl_ynode *body = tools->kids[2 * i + 1], *flags = npl_ymap_get(body, "flags");
 
 		t->name = tools->kids[2 * i]->str;
-		t->module = get(body, "module") ? get(body, "module")->str : NULL;
+		t->module = npl_ymap_get(body, "module") ? npl_ymap_get(body, "module")->str : NULL;
 		if (!t->module || !flags || flags->kind != NPL_YMAP) {
 			rc = npl_error(d, &body->loc, "tool '%s' needs 'module' and 'flags'", t->name);
 			continue;
@@ -104,7 +93,7 @@ static int parse_registry(struct npl_engine *e, const char *file, const struct n
 		e->spec_names = npl_arena_calloc(a, (size_t)spec->n, sizeof(*e->spec_names));
 		e->spec_draft = npl_arena_calloc(a, (size_t)spec->n, sizeof(*e->spec_draft));
 		for (i = 0; i < spec->n; i++) {
-			const struct npl_ynode *dm = get(spec->kids[2 * i + 1], "draft_model");
+			const struct npl_ynode *dm = npl_ymap_get(spec->kids[2 * i + 1], "draft_model");
 
 			e->spec_names[e->nspec] = spec->kids[2 * i]->str;
 			e->spec_draft[e->nspec++] = dm && dm->kind == NPL_YSCALAR ? dm->str : "optional";

@@ -59,23 +59,10 @@ static void add_layer(struct npl_db *db, struct npl_layer *L)
 	db->layers[db->nlayers++] = L;
 }
 
-/* The value of key in mapping n, or NULL. */
-static const struct npl_ynode *doc_get(const struct npl_ynode *n, const char *key)
-{
-	int i;
-
-	if (n->kind != NPL_YMAP)
-		return NULL;
-	for (i = 0; i < n->n; i++)
-		if (!strcmp(n->kids[2 * i]->str, key))
-			return n->kids[2 * i + 1];
-	return NULL;
-}
-
 /* 1 when doc is a recipe document (kind: recipe). */
 static int is_recipe_doc(const struct npl_ynode *doc)
 {
-	const struct npl_ynode *k = doc_get(doc, "kind");
+	const struct npl_ynode *k = npl_ymap_get(doc, "kind");
 
 	return k && k->kind == NPL_YSCALAR && !strcmp(k->str, "recipe");
 }
@@ -135,7 +122,7 @@ static const struct npl_ynode *embedded_recipe(struct npl_arena *a, const char *
 		return NULL;
 	for (t = npl_embedded_recipe_trees; t->name; t++)
 		for (i = 0; i < t->ndocs; i++) {
-			const struct npl_ynode *title = doc_get(t->docs[i], "title");
+			const struct npl_ynode *title = npl_ymap_get(t->docs[i], "title");
 			const char *id;
 
 			if (!is_recipe_doc(t->docs[i]) || !title || title->kind != NPL_YSCALAR)

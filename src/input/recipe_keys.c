@@ -565,16 +565,6 @@ static const char *const required[NPL_LAYER_COUNT][10] = {
 			      "bench"},
 };
 
-static const struct npl_ynode *map_get(const struct npl_ynode *map, const char *key)
-{
-	int i;
-
-	for (i = 0; i < map->n; i++)
-		if (npl_keyis(map->kids[2 * i]->str, key))
-			return map->kids[2 * i + 1];
-	return NULL;
-}
-
 /* The layer of one document (NULL for an engine-flags document, or when it is not a layer). */
 struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 					 const struct npl_ynode *doc, int source)
@@ -587,7 +577,7 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 		npl_recipe_fail(c, doc, "a recipe file holds mappings (key: value lines), not %s", npl_ykind_name(doc));
 		return NULL;
 	}
-	kind = map_get(doc, "kind");
+	kind = npl_ymap_get(doc, "kind");
 	if (!kind) {
 		npl_recipe_fail(
 		    c, doc, "missing 'kind' (defaults, hardware, model, recipe or engine-flags)");
@@ -625,13 +615,13 @@ struct npl_layer *npl_recipe_build_layer(struct ctx *c, const char *file,
 	npl_recipe_walk(c, doc, top_fields, NPL_ARRAY_SIZE(top_fields), npl_recipe_kind_articles[k],
 			NULL);
 	for (i = 0; required[k][i]; i++)
-		if (!map_get(doc, required[k][i]))
+		if (!npl_ymap_get(doc, required[k][i]))
 			npl_recipe_fail(c, doc, "%s needs '%s'", npl_recipe_kind_articles[k],
 					required[k][i]);
 	if (k == NPL_LAYER_DEFAULTS)
 		L->id = "defaults";
-	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && map_get(doc, "bench"))
-		npl_recipe_fail(c, map_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
+	if (L->kind == NPL_LAYER_RECIPE && L->bench.dataset.s == NULL && npl_ymap_get(doc, "bench"))
+		npl_recipe_fail(c, npl_ymap_get(doc, "bench"), "the recipe's 'bench' needs 'dataset'");
 	L->invalid = c->d->errors != before;
 	return L;
 }

@@ -224,6 +224,19 @@ int npl_yaml_load(struct npl_arena *a, const char *file, const char *text, size_
 	return rc;
 }
 
+const struct npl_ynode *npl_ymap_get(const struct npl_ynode *map, const char *key)
+{
+	int i;
+
+	if (!map || map->kind != NPL_YMAP)
+		return NULL;
+	/* the first byte first: the loaders look keys up in every shipped document at each start */
+	for (i = 0; i < map->n; i++)
+		if (map->kids[2 * i]->str[0] == key[0] && !strcmp(map->kids[2 * i]->str, key))
+			return map->kids[2 * i + 1];
+	return NULL;
+}
+
 int npl_ynull(const struct npl_ynode *n)
 {
 	const char *s = n->str;
