@@ -409,14 +409,17 @@ wait_end 30
 expect_eq "$state" FAILED "job D4 (no model on the nodes)"
 # The first rank to fail ends the job, whose scancel --signal=TERM may reach a slower rank before
 # its own preflight has said anything, or its step before it started (both seen under load):
-# each rank that ran either says why or was ended by that TERM (143), and at least one says why
+# each rank that ran either says why or was ended by the job (143, or -1 as srun reports a killed
+# step), and at least one says why
 said=0
 for f in prefill-0-rank0 decode-0-rank0 decode-0-rank1; do
 	[[ -e $T/D/logs/$job/$f.log ]] || continue
 	if grep -qF "preflight: MODEL_PATH: $NPL_SLURM_BASE/root/models/m is not a folder" "$T/D/logs/$job/$f.log"; then
 		said=$((said + 1))
 	else
-		expect_grep "$T/D/logs/$job/$f.log" "${f%-rank*}, rank ${f##*-rank}: status 143"
+		# ended by the job: TERM (143), or -1 when srun reports the step killed
+		grep -Eq "${f%-rank*}, rank ${f##*-rank}: status (143|-1)\$" "$T/D/logs/$job/$f.log" ||
+			fail "job D4: $f neither says why nor was ended by the job: $(tail -3 "$T/D/logs/$job/$f.log")"
 	fi
 	expect_nogrep "$T/D/logs/$job/$f.log" "restored"
 done
