@@ -158,6 +158,8 @@ int npl_cli_number(const char *cmd, const char *name, const char *s, const struc
 /* The same for environment variable var; unset or empty gives def. */
 int npl_cli_env_number(const char *cmd, const char *var, const struct npl_number_spec *spec, double def,
 		       double *out);
+/* The engine-flag registry, loaded on the first call; NULL (messages recorded) when it cannot be. */
+struct npl_engine *npl_cli_engine(struct npl_cli *cli, const struct npl_db *db);
 /* Check a plan against the engine-flag registry and the rules (messages printed);
  * 0 when it passes (warnings allowed), else an exit code. */
 int npl_cli_check(struct npl_cli *cli, const struct npl_db *db, const cJSON *plan,

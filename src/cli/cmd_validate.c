@@ -143,12 +143,9 @@ static void check_recipes(struct npl_cli *cli, struct npl_db *db, int allow)
 			continue;
 		plan = npl_resolve(db, R, &o, &cli->diag);
 		if (plan) {
-			if (!cli->engine) {
-				cli->engine = npl_arena_alloc(&cli->arena, sizeof(*cli->engine));
-				if (npl_engine_load(cli->engine, db, &cli->arena, &cli->diag)) {
-					cJSON_Delete(plan);
-					break;
-				}
+			if (!npl_cli_engine(cli, db)) {
+				cJSON_Delete(plan);
+				break;
 			}
 			npl_check_flags(cli->engine, plan, allow, &cli->diag);
 			npl_check_rules(cli->engine, plan, R, &cli->diag);
