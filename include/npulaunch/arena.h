@@ -35,6 +35,9 @@ char *npl_arena_strndup(struct npl_arena *a, const char *s, size_t n);
 /* printf into the arena. */
 char *npl_arena_printf(struct npl_arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Move from's memory into to: what was allocated from either lives until to is released; from
+ * is left empty. */
+void npl_arena_take(struct npl_arena *to, struct npl_arena *from);
 /* Grow an array kept in the arena: returns a copy with room for want elements. */
 void *npl_arena_grow(struct npl_arena *a, void *old, size_t have, size_t want, size_t sz);
 

@@ -75,6 +75,9 @@ struct npl_diag {
 	struct npl_diag_group *groups;
 	int ngroups, capgroups;
 	int quiet;              /* flush prints errors only (--quiet); the counts stay */
+	int hold;               /* flush prints nothing and marks where it was (npl_diag_replay) */
+	int *marks;             /* held: the count of entries at each flush, in order */
+	int nmarks, capmarks;
 };
 
 #define NPL_DIAG_INIT {0}
@@ -105,6 +108,10 @@ void npl_warn(struct npl_diag *d, const struct npl_loc *loc, const char *fmt, ..
 void npl_diag_source(struct npl_diag *d, const char *name, const char *text);
 /* Print the messages not printed yet, each prefixed with "npulaunch: ". */
 void npl_diag_flush(struct npl_diag *d, FILE *fp);
+/* Record from's entries in d, in their order, as if they had been recorded in d (a repeat of one
+ * d holds is dropped), and flush d to fp where from (held) was flushed; from's repeats are added
+ * to d's. Work done apart (render --all's workers) reports as if it had been done in turn. */
+void npl_diag_replay(struct npl_diag *d, const struct npl_diag *from, FILE *fp);
 /* Format one entry (without the program prefix) into a malloc'ed string. */
 char *npl_diag_format(const struct npl_diag *d, const struct npl_diag_entry *e, int caret);
 /* Free every message. */

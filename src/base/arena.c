@@ -111,6 +111,25 @@ void npl_arena_release(struct npl_arena *a)
 	a->nchunks = 0;
 }
 
+void npl_arena_take(struct npl_arena *to, struct npl_arena *from)
+{
+	struct npl_arena_chunk *last = from->head;
+
+	if (!last)
+		return;
+	/* behind to's current chunk, whose rest stays in use */
+	while (last->next)
+		last = last->next;
+	if (to->head) {
+		last->next = to->head->next;
+		to->head->next = from->head;
+	} else {
+		to->head = from->head;
+	}
+	from->head = NULL;
+	from->nchunks = 0;
+}
+
 void *npl_arena_alloc(struct npl_arena *a, size_t n)
 {
 	struct npl_arena_chunk *c = a->head;

@@ -383,6 +383,15 @@ void npl_diag_flush(struct npl_diag *d, FILE *fp)
 {
 	int shown = 0, more[3] = {0, 0, 0};
 
+	if (d->hold) {
+		if (d->nmarks == d->capmarks) {
+			d->capmarks = d->capmarks ? d->capmarks * 2 : 16;
+			d->marks = npl_xrealloc(d->marks, (size_t)d->capmarks * sizeof(*d->marks));
+		}
+		d->marks[d->nmarks++] = d->n;
+		return;
+	}
+
 	for (; d->printed < d->n; d->printed++) {
 		const struct npl_diag_entry *e = &d->v[d->printed];
 		char *s;
@@ -448,6 +457,27 @@ void npl_diag_flush_groups(struct npl_diag *d, FILE *fp)
 	fflush(fp);
 }
 
+void npl_diag_replay(struct npl_diag *d, const struct npl_diag *from, FILE *fp)
+{
+	int i = 0, m;
+
+	for (m = 0; m <= from->nmarks; m++) {
+		int end = m < from->nmarks ? from->marks[m] : from->n;
+
+		for (; i < end; i++) {
+			const struct npl_diag_entry *e = &from->v[i];
+
+			if (e->group)
+				npl_diag_grouped(d, e->sev, &e->loc, e->group, e->label, "%s", e->msg);
+			else
+				npl_diag_add(d, e->sev, &e->loc, "%s", e->msg);
+		}
+		if (m < from->nmarks)
+			npl_diag_flush(d, fp);
+	}
+	d->repeats += from->repeats;
+}
+
 void npl_diag_release(struct npl_diag *d)
 {
 	int i;
@@ -469,6 +499,7 @@ void npl_diag_release(struct npl_diag *d)
 	free(d->names);
 	free(d->slots);
 	free(d->eslots);
+	free(d->marks);
 	free(d->v);
 	memset(d, 0, sizeof(*d));
 }

@@ -275,6 +275,67 @@ static void test_flush_limit(void **state)
 	npl_diag_release(&d);
 }
 
+/* Messages recorded apart in held diags and replayed in order are those recorded in turn: a
+ * repeat of an earlier part's message dropped, groups said once, and each part's flushes where
+ * they were (each prints at most NPL_DIAG_SHOWN: one flush of all would count the rest). */
+static void record_part(struct npl_diag *d, int part)
+{
+	int i;
+
+	npl_warn(d, NULL, "said by every part");
+	npl_diag_grouped(d, NPL_WARNING, NULL, "g", part ? "later" : "first", "grouped %d", part);
+	for (i = 0; i < 60; i++)
+		npl_error(d, &(struct npl_loc){"r.yaml", part + 1, i + 1}, "problem %d of part %d", i, part);
+	npl_diag_flush(d, stderr);
+	npl_warn(d, NULL, "after the flush of part %d", part);
+}
+
+static void test_replay(void **state)
+{
+	struct npl_diag one = NPL_DIAG_INIT, all = NPL_DIAG_INIT, part[2] = {NPL_DIAG_INIT, NPL_DIAG_INIT};
+	char *want, *got, *w = NULL, *g = NULL;
+	size_t nw = 0, ng = 0;
+	FILE *fw = open_memstream(&w, &nw), *fg = open_memstream(&g, &ng);
+	int i;
+
+	(void)state;
+	assert_non_null(fw);
+	assert_non_null(fg);
+	for (i = 0; i < 2; i++) {
+		npl_warn(&one, NULL, "said by every part");
+		npl_diag_grouped(&one, NPL_WARNING, NULL, "g", i ? "later" : "first", "grouped %d", i);
+		for (int k = 0; k < 60; k++)
+			npl_error(&one, &(struct npl_loc){"r.yaml", i + 1, k + 1}, "problem %d of part %d", k, i);
+		npl_diag_flush(&one, fw);
+		npl_warn(&one, NULL, "after the flush of part %d", i);
+		part[i].hold = 1;
+		record_part(&part[i], i);
+		assert_int_equal(part[i].nmarks, 1);
+	}
+	npl_diag_flush(&one, fw);
+	npl_diag_flush_groups(&one, fw);
+	for (i = 0; i < 2; i++)
+		npl_diag_replay(&all, &part[i], fg);
+	npl_diag_flush(&all, fg);
+	npl_diag_flush_groups(&all, fg);
+	fclose(fw);
+	fclose(fg);
+	want = w;
+	got = g;
+	assert_string_equal(got, want);
+	assert_null(strstr(got, "not shown"));
+	assert_int_equal(count(got, "said by every part"), 1);
+	assert_int_equal(all.errors, one.errors);
+	assert_int_equal(all.warnings, one.warnings);
+	assert_int_equal(all.repeats, one.repeats);
+	free(w);
+	free(g);
+	for (i = 0; i < 2; i++)
+		npl_diag_release(&part[i]);
+	npl_diag_release(&one);
+	npl_diag_release(&all);
+}
+
 /* A caret costs the line it shows, not a scan of the file: 200,000 messages on a file of
  * 200,000 lines format at once, in any order (this hangs, not fails, if it is quadratic). */
 static void test_carets_linear(void **state)
@@ -316,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_flush_limit),
 		cmocka_unit_test(test_carets_linear),
+		cmocka_unit_test(test_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
