@@ -54,6 +54,7 @@ struct npl_outset {
 	int force;          /* commit: overwrite files changed since rendered or not written by npulaunch */
 	void (*waiting)(const char *dir); /* commit: called (once) before it waits for another's lock */
 	struct npl_arena texts;   /* the files' texts, held until the set is released */
+	struct npl_arena *text_arena; /* where npl_out_add() keeps them instead (NULL: texts) */
 };
 
 /* Add a file (the set takes a copy of text). */
@@ -64,6 +65,10 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
  * and for the manifest itself (its digest taken with its own HEX as 64 zeros); dir becomes a
  * bundle. */
 void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *name, const char *json);
+/* Move from's files, bundles, folders and texts behind to's, as if they had been added to to in
+ * turn (from is left empty); -1, and nothing moved, when that would differ: a manifest of from
+ * whose folder holds a file of to that no manifest of to has recorded. */
+int npl_out_merge(struct npl_outset *to, struct npl_outset *from);
 /* Declare a folder the set owns entirely: with check, files in it that the set lacks are extra. */
 void npl_out_own_dir(struct npl_outset *s, const char *dir);
 /* Declare what the programs of the bundle in dir write there when they run (an fnmatch pattern of

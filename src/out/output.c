@@ -86,8 +86,10 @@ void npl_out_add(struct npl_outset *s, const char *path, const char *text, size_
 {
 	/* a render --all holds megabytes of text until it commits: its pages come from the
 	   kernel in place, a few calls for all of them, not one page fault each */
-	s->texts.mapped = 1;
-	add_file(s, path, npl_arena_strndup(&s->texts, text, len), len, mode);
+	struct npl_arena *a = s->text_arena ? s->text_arena : &s->texts;
+
+	a->mapped = 1;
+	add_file(s, path, npl_arena_strndup(a, text, len), len, mode);
 }
 
 /* dir is a bundle whose manifest, named name, is in the set. */
@@ -168,6 +170,42 @@ void npl_out_add_manifest(struct npl_outset *s, const char *dir, const char *nam
 	free(path);
 	npl_buf_release(&b);
 	add_bundle(s, dir, name);
+}
+
+int npl_out_merge(struct npl_outset *to, struct npl_outset *from)
+{
+	int i, k, base = to->n;
+
+	/* in turn, a manifest of from would have recorded to's unrecorded files in its folder too */
+	for (i = 0; i < from->nbundles; i++)
+		for (k = 0; k < to->npending; k++)
+			if (in_dir(to->v[to->pending[k]].path, from->bundles[i].dir))
+				return -1;
+	for (i = 0; i < from->n; i++) {
+		to->v = npl_out_grow(to->v, &to->cap, to->n, sizeof(*to->v));
+		to->v[to->n++] = from->v[i];
+	}
+	for (k = 0; k < from->npending; k++) {
+		to->pending = npl_out_grow(to->pending, &to->cappending, to->npending, sizeof(*to->pending));
+		to->pending[to->npending++] = base + from->pending[k];
+	}
+	for (i = 0; i < from->nbundles; i++) {
+		to->bundles = npl_out_grow(to->bundles, &to->capbundles, to->nbundles, sizeof(*to->bundles));
+		to->bundles[to->nbundles++] = from->bundles[i];
+	}
+	for (i = 0; i < from->ndirs; i++) {
+		to->dirs = npl_out_grow(to->dirs, &to->capdirs, to->ndirs, sizeof(*to->dirs));
+		to->dirs[to->ndirs++] = from->dirs[i];
+	}
+	for (i = 0; i < from->nruns; i++) {
+		to->runs = npl_out_grow(to->runs, &to->capruns, to->nruns, sizeof(*to->runs));
+		to->runs[to->nruns++] = from->runs[i];
+	}
+	npl_arena_take(&to->texts, &from->texts);
+	/* the strings are to's now: from keeps none */
+	from->n = from->nbundles = from->ndirs = from->nruns = 0;
+	npl_out_release(from);
+	return 0;
 }
 
 int npl_out_namecmp(const void *a, const void *b)

@@ -913,6 +913,74 @@ static ino_t inode_of(const char *path)
 	return st.st_ino;
 }
 
+/* Sets filled apart and merged in order are the set filled in turn (render --all's workers):
+ * the files, their texts and modes, the manifests' records, the bundles and folders; a merge
+ * that would differ (a manifest of the later set would have recorded an earlier file) is
+ * refused and moves nothing. */
+static void add_part(struct npl_outset *s, int part)
+{
+	char path[64], text[64];
+
+	snprintf(path, sizeof(path), "R%d/a.sh", part);
+	snprintf(text, sizeof(text), "echo %d\n", part);
+	npl_out_add(s, path, text, strlen(text), 0755);
+	snprintf(path, sizeof(path), "R%d", part);
+	npl_out_add_manifest(s, path, "manifest.json", "{\n\t\"part\":\t1\n}\n");
+	npl_out_run_output(s, path, "*.log");
+}
+
+static void test_merge(void **state)
+{
+	struct npl_outset one = {0}, parts[3] = {{0}}, shared = {0};
+	struct npl_arena texts;
+	int i;
+
+	(void)state;
+	npl_arena_init(&texts);
+	for (i = 0; i < 3; i++)
+		add_part(&one, i);
+	npl_out_own_dir(&one, "out");
+	for (i = 0; i < 3; i++) {
+		parts[i].text_arena = i == 2 ? &texts : NULL;   /* a worker's texts kept apart */
+		add_part(&parts[i], i);
+	}
+	npl_out_own_dir(&parts[2], "out");
+	for (i = 1; i < 3; i++)
+		assert_int_equal(npl_out_merge(&parts[0], &parts[i]), 0);
+	npl_arena_take(&parts[0].texts, &texts);
+	assert_int_equal(parts[1].n + parts[2].n, 0);
+	assert_int_equal(parts[0].n, one.n);
+	for (i = 0; i < one.n; i++) {
+		assert_string_equal(parts[0].v[i].path, one.v[i].path);
+		assert_int_equal(parts[0].v[i].len, one.v[i].len);
+		assert_memory_equal(parts[0].v[i].text, one.v[i].text, one.v[i].len);
+		assert_int_equal(parts[0].v[i].mode, one.v[i].mode);
+	}
+	assert_int_equal(parts[0].nbundles, 3);
+	assert_string_equal(parts[0].bundles[2].dir, "R2");
+	assert_int_equal(parts[0].nruns, one.nruns);
+	assert_string_equal(parts[0].runs[4], "R2");
+	assert_int_equal(parts[0].ndirs, 1);
+	assert_int_equal(parts[0].npending, 0);
+	/* a file no manifest recorded yet, and a later set's manifest of its folder: refused */
+	npl_out_add(&shared, "R9/loose", "x", 1, 0644);
+	add_part(&parts[1], 9);
+	assert_int_equal(npl_out_merge(&shared, &parts[1]), -1);
+	assert_int_equal(shared.n, 1);
+	assert_int_equal(parts[1].n, 2);
+	/* in another folder it is left for a later manifest, as in turn */
+	npl_out_release(&parts[1]);
+	add_part(&parts[1], 8);
+	assert_int_equal(npl_out_merge(&shared, &parts[1]), 0);
+	assert_int_equal(shared.n, 3);
+	assert_int_equal(shared.npending, 1);
+	assert_string_equal(shared.v[shared.pending[0]].path, "R9/loose");
+	npl_out_release(&shared);
+	for (i = 0; i < 3; i++)
+		npl_out_release(&parts[i]);
+	npl_out_release(&one);
+}
+
 /* The manifest's record: what npl_out_add_manifest appends, with each file's digest. */
 static void test_manifest_record(void **state)
 {
@@ -1926,6 +1994,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
+		cmocka_unit_test(test_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
