@@ -1,4 +1,8 @@
 /* cmd_render.c: `npulaunch render`: the launch scripts and manifest of a recipe, or of all. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +167,9 @@ static void help(void)
 	     "                    removed, other files kept; a file changed since it was rendered\n"
 	     "                    is not overwritten without --force\n"
 	     "  --all             every recipe, each into DIR/ID/\n"
+	     "  --jobs N          (--all) render the recipes N at a time (default: one per CPU\n"
+	     "                    this process may use); the files, messages and exit status\n"
+	     "                    are those of rendering them in turn\n"
 	     "  --check           write nothing; exit 1 listing stale, edited, missing and extra\n"
 	     "                    files (edited: changed since it was rendered)\n"
 	     "  --templates DIR   templates from DIR instead of the compiled-in ones\n"
@@ -247,13 +254,16 @@ static const char *missing_list(struct npl_arena *a, const cJSON *plan, int allo
 	return s;
 }
 
-static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_cli_recipe_opts *ro,
-		      const struct npl_target *tg, const struct npl_target_opts *to, struct npl_templates *t,
-		      struct npl_outset *set, const char *dir)
+/* render --all of the recipes [from, to) into set: an exit code as one run over them in turn
+ * gives; *invalid is set when a recipe of them failed to resolve or check (the exit code is
+ * then that of an invalid recipe, whatever came before). */
+static int render_range(struct npl_cli *cli, const struct npl_db *db, const struct npl_cli_recipe_opts *ro,
+			const struct npl_target *tg, const struct npl_target_opts *to, struct npl_templates *t,
+			struct npl_outset *set, const char *dir, int from, int upto, int *invalid)
 {
 	int i, rc = 0;
 
-	for (i = 0; i < db->nrecipes; i++) {
+	for (i = from; i < upto; i++) {
 		struct npl_resolve_opts o = {&ro->site, ro->ov, ro->nov, ro->force, ro->target, ro->strict};
 		struct npl_site site = ro->site;
 		const struct npl_layer *R = db->recipes[i];
@@ -272,6 +282,7 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 		if (!plan || npl_cli_check(cli, db, plan, R, ro->allow_unknown)) {
 			cJSON_Delete(plan);
 			rc = NPL_EXIT_INVALID;
+			*invalid = 1;
 			continue;
 		}
 		sub = npl_arena_printf(&cli->arena, "%s/%s", dir, R->id);
@@ -283,10 +294,163 @@ static int render_all(struct npl_cli *cli, const struct npl_db *db, struct npl_c
 	return rc;
 }
 
+/* render --all's recipes in chunks of a few, which the workers take in turn as they finish one
+ * (the recipes' costs differ: a share fixed in advance leaves a worker idle). A chunk's messages
+ * go into a diag of its own that the command reports afterwards, chunk by chunk, as if the
+ * recipes had been rendered in turn. */
+struct chunk {
+	struct npl_cli cli;   /* the command's, with a held diag and an arena of its own */
+	struct npl_outset set;
+	int from, upto, rc, invalid;
+};
+
+struct crew {
+	const struct npl_db *db;
+	const struct npl_cli_recipe_opts *ro;
+	const struct npl_target *tg;
+	const struct npl_target_opts *to;
+	const char *dir;
+	struct chunk *c;
+	int nchunks;
+	atomic_int next;      /* the next chunk no worker has taken */
+};
+
+struct worker {
+	struct crew *crew;
+	struct npl_templates t;   /* parsed once per worker */
+	struct npl_arena texts;   /* its chunks' files' texts */
+	pthread_t thread;
+	int started;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct crew *cr = w->crew;
+	int i;
+
+	while ((i = atomic_fetch_add(&cr->next, 1)) < cr->nchunks) {
+		struct chunk *c = &cr->c[i];
+
+		c->set.text_arena = &w->texts;
+		c->rc = render_range(&c->cli, cr->db, cr->ro, cr->tg, cr->to, &w->t, &c->set, cr->dir, c->from,
+				     c->upto, &c->invalid);
+	}
+	return NULL;
+}
+
+/* How many workers render --all runs: --jobs, else one per CPU this process may use, with at
+ * least 4 recipes each. */
+static int jobs_for(int jobs, int nrecipes)
+{
+	cpu_set_t cpus;
+
+	if (!jobs) {
+		jobs = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+		if (jobs > nrecipes / 4)
+			jobs = nrecipes / 4;
+	}
+	if (jobs > nrecipes)
+		jobs = nrecipes;
+	return jobs < 1 ? 1 : jobs;
+}
+
+/* Run n workers on the crew's chunks: this thread is one of them. */
+static struct worker *run_crew(struct crew *cr, int n, const char *templates)
+{
+	struct worker *w = npl_xcalloc((size_t)n, sizeof(*w));
+	int k;
+
+	for (k = 0; k < n; k++) {
+		w[k].crew = cr;
+		w[k].t.dir = templates;
+		npl_arena_init(&w[k].texts);
+	}
+	for (k = 1; k < n; k++)
+		w[k].started = !pthread_create(&w[k].thread, NULL, work, &w[k]);
+	work(&w[0]);   /* when no thread could be started, this one renders every chunk */
+	for (k = 1; k < n; k++)
+		if (w[k].started)
+			pthread_join(w[k].thread, NULL);
+	return w;
+}
+
+/* The chunks' sets into set in their order, the workers' texts with them; -1 (set emptied)
+ * when that would not be what one run in turn writes. */
+static int merge_chunks(struct crew *cr, struct worker *w, int n, struct npl_outset *set)
+{
+	int k;
+
+	for (k = 0; k < cr->nchunks; k++)
+		if (npl_out_merge(set, &cr->c[k].set)) {
+			npl_out_release(set);
+			return -1;
+		}
+	for (k = 0; k < n; k++)
+		npl_arena_take(&set->texts, &w[k].texts);
+	return 0;
+}
+
+static void release_crew(struct npl_cli *cli, struct crew *cr, struct worker *w, int n)
+{
+	int k;
+
+	for (k = 0; k < cr->nchunks; k++) {
+		npl_out_release(&cr->c[k].set);
+		npl_diag_release(&cr->c[k].cli.diag);
+		npl_arena_take(&cli->arena, &cr->c[k].cli.arena);
+	}
+	for (k = 0; k < n; k++) {
+		npl_templates_release(&w[k].t);
+		npl_arena_release(&w[k].texts);
+	}
+	free(cr->c);
+	free(w);
+}
+
+/* Every recipe into set (each into DIR/ID/), by jobs workers at once (0: one per CPU). The
+ * files, the messages and the exit code are those of rendering the recipes in turn. */
+static int render_all(struct npl_cli *cli, const struct npl_db *db, const struct npl_cli_recipe_opts *ro,
+		      const struct npl_target *tg, const struct npl_target_opts *to, struct npl_templates *t,
+		      struct npl_outset *set, const char *dir, int jobs)
+{
+	struct crew cr = {db, ro, tg, to, dir, NULL, 0, 0};
+	struct worker *w;
+	int k, rc = 0, invalid = 0, n = jobs_for(jobs, db->nrecipes), per;
+
+	/* the registry is loaded once, before, and only read by the workers */
+	if (n < 2 || set->n || !npl_cli_engine(cli, db))
+		return render_range(cli, db, ro, tg, to, t, set, dir, 0, db->nrecipes, &invalid);
+	/* about 8 chunks a worker: small enough to even out, few enough to cost nothing */
+	per = db->nrecipes / (8 * n) + 1;
+	cr.nchunks = (db->nrecipes + per - 1) / per;
+	cr.c = npl_xcalloc((size_t)cr.nchunks, sizeof(*cr.c));
+	for (k = 0; k < cr.nchunks; k++) {
+		cr.c[k].cli = *cli;
+		memset(&cr.c[k].cli.diag, 0, sizeof(cr.c[k].cli.diag));
+		cr.c[k].cli.diag.hold = 1;
+		npl_arena_init(&cr.c[k].cli.arena);
+		cr.c[k].from = k * per;
+		cr.c[k].upto = k * per + per < db->nrecipes ? k * per + per : db->nrecipes;
+	}
+	w = run_crew(&cr, n, t->dir);
+	if (merge_chunks(&cr, w, n, set)) {
+		release_crew(cli, &cr, w, n);
+		return render_range(cli, db, ro, tg, to, t, set, dir, 0, db->nrecipes, &invalid);
+	}
+	for (k = 0; k < cr.nchunks; k++) {
+		npl_diag_replay(&cli->diag, &cr.c[k].cli.diag, stderr);
+		if (cr.c[k].invalid || !rc)
+			rc = cr.c[k].rc;
+	}
+	release_crew(cli, &cr, w, n);
+	return rc;
+}
+
 /* The files of one recipe (arg: an id or a query) or of all (arg NULL) into set; an exit code. */
 static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const struct npl_target *tg,
 		    const struct npl_target_opts *to, struct npl_templates *t, struct npl_outset *set,
-		    const char *dir, const char *arg, int check)
+		    const char *dir, const char *arg, int check, int jobs)
 {
 	struct npl_db db;
 	cJSON *sel = NULL, *plan;
@@ -299,7 +463,7 @@ static int plan_set(struct npl_cli *cli, struct npl_cli_recipe_opts *ro, const s
 	    (rc = npl_cli_open_db_for(cli, &db, arg)))
 		return rc;
 	if (!arg) {
-		rc = render_all(cli, &db, ro, tg, to, t, set, dir);
+		rc = render_all(cli, &db, ro, tg, to, t, set, dir, jobs);
 		npl_cli_flush(cli);   /* the targets' notes */
 		return rc;
 	}
@@ -326,6 +490,7 @@ struct render_opts {
 	struct npl_target_opts to;
 	const char *templates, *dir, *arg;
 	int all, check, json, help;
+	int jobs;   /* --jobs: render --all's workers; 0: one per CPU */
 };
 
 /* --target NAME into o->tg (and what it asks of the plan); 0 or a usage error. */
@@ -352,6 +517,8 @@ static int check_options(struct npl_cli *cli, struct render_opts *o)
 		return npl_cli_usage_error("render", "--check compares with a folder: give -o DIR");
 	if (o->all && npl_cli_has_query(&o->ro))
 		return npl_cli_usage_error("render", "--all takes no query options");
+	if (o->jobs && !o->all)
+		return npl_cli_usage_error("render", "--jobs renders several recipes at a time: give --all");
 	/* not the current folder, nor "/": an unset variable in `-o "$OUT"` or `-o "$OUT/"` */
 	if (o->dir && npl_cli_output_dir("render", o->dir))
 		return NPL_EXIT_USAGE;
@@ -385,6 +552,7 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct render_
 		{"target", required_argument, NULL, 'T'},
 		{"bench", no_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
+		{"jobs", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -403,6 +571,15 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct render_
 			break;
 		case 'b': o->to.bench = 1; break;
 		case 'j': o->json = 1; break;
+		case 'n': {
+			static const struct npl_number_spec jobs_spec = {"a number of workers", 1, 1024, 1};
+			double v;
+
+			if ((rc = npl_cli_number("render", "--jobs", optarg, &jobs_spec, &v)))
+				goto out;
+			o->jobs = (int)v;
+			break;
+		}
 		case 'h': help(); o->help = 1; goto out;
 		case ':': rc = npl_cli_usage_error("render", "option '%s' needs a value", argv[optind - 1]); goto out;
 		case '?': rc = npl_cli_usage_error("render", "unknown option '%s'", argv[optind - 1]); goto out;
@@ -479,7 +656,7 @@ int npl_cmd_render(int argc, char **argv, struct npl_cli *cli)
 		goto out;
 	t.dir = o.templates;
 	/* the plan; the commit, --check and the bundle's checks below */
-	rc = plan_set(cli, &o.ro, o.tg, &o.to, &t, &set, o.dir, o.arg, o.check);
+	rc = plan_set(cli, &o.ro, o.tg, &o.to, &t, &set, o.dir, o.arg, o.check, o.jobs);
 	npl_cli_flush(cli);
 	npl_diag_flush_groups(&cli->diag, stderr);
 	if (rc)
