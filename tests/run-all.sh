@@ -41,6 +41,11 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^cli\.shellcheck$'
 
+step "ThreadSanitizer: render --all's workers (cli.jobs with a clang -fsanitize=thread npulaunch)"
+cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DNPL_TSAN=ON -DNPL_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target npulaunch
+# a report is an exit status of 66 and text on standard error: cli.jobs compares both
+TSAN_OPTIONS=halt_on_error=1:exitcode=66 NPL_JOBS_COUNTS=4 NPL="$PWD/build-tsan/npulaunch" NPL_SRC="$PWD" bash tests/cli/test_jobs.sh
 
 step "fuzzing: each libFuzzer target for 20s (the longer run: tests/fuzz/run.sh build-fuzz 600)"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DNPL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
