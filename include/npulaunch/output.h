@@ -52,6 +52,7 @@ struct npl_outset {
 	int *pending;       /* the files no manifest has recorded yet, in the order added */
 	int npending, cappending;
 	int force;          /* commit: overwrite files changed since rendered or not written by npulaunch */
+	int jobs;           /* commit: the files written on this many CPUs at once (0, 1: in turn) */
 	void (*waiting)(const char *dir); /* commit: called (once) before it waits for another's lock */
 	struct npl_arena texts;   /* the files' texts, held until the set is released */
 	struct npl_arena *text_arena; /* where npl_out_add() keeps them instead (NULL: texts) */

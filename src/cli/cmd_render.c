@@ -339,14 +339,20 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* The CPUs this process may use. */
+static int cpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+}
+
 /* How many workers render --all runs: --jobs, else one per CPU this process may use, with at
  * least 4 recipes each. */
 static int jobs_for(int jobs, int nrecipes)
 {
-	cpu_set_t cpus;
-
 	if (!jobs) {
-		jobs = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+		jobs = cpus();
 		if (jobs > nrecipes / 4)
 			jobs = nrecipes / 4;
 	}
@@ -633,6 +639,7 @@ static int write_folder(struct npl_cli *cli, struct npl_outset *set, const struc
 	int rc = NPL_EXIT_OK;
 
 	set->force = o->ro.force;
+	set->jobs = o->jobs ? o->jobs : cpus();   /* the files written on every CPU too */
 	set->waiting = waiting;
 	if (npl_out_commit(set, &cli->diag))
 		rc = NPL_EXIT_FAIL;

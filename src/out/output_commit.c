@@ -171,12 +171,6 @@ static void group(struct commit *c)
 	npl_arena_release(&a);
 }
 
-/* Remove a temporary of ours, a folder with all in it, its marker last; never follows a symlink. */
-static void rm_tree(const char *path)
-{
-	npl_out_rm_tree_at(AT_FDCWD, path);
-}
-
 /* ---- locks ------------------------------------------------------------------------- */
 
 static int lock_cmp(const void *a, const void *b)
@@ -572,9 +566,10 @@ static int journal(struct commit *c, struct unit *u)
 	return npl_out_journal_files(u->stage, c->s, u->files, u->nfiles);
 }
 
-/* Write the unit's files into its staging folder: beside the bundle's folder when it is to be
- * exchanged (or renamed) whole, in the folder itself when it goes in file by file. */
-static int stage(struct commit *c, struct unit *u)
+/* Make the unit's staging folder: beside the bundle's folder when it is to be exchanged (or
+ * renamed) whole, in the folder itself when it goes in file by file; each file's name in it
+ * into puts (its place in the temporaries taken before it is written). */
+static int stage_open(struct commit *c, struct unit *u, struct npl_out_put *puts)
 {
 	const struct npl_outset *s = c->s;
 	char *parent = npl_out_dir_of(u->dir);
@@ -587,7 +582,7 @@ static int stage(struct commit *c, struct unit *u)
 	}
 	if (!rc && u->exchange && stage_folder(c, u)) {
 		/* attributes another folder cannot take: the folder stays, the files go in one by one */
-		rm_tree(u->stage);
+		npl_out_rm_tree_at(AT_FDCWD, u->stage);
 		u->exchange = 0;
 		rc = make_stage(c, u, u->dir);
 	}
@@ -598,27 +593,41 @@ static int stage(struct commit *c, struct unit *u)
 	for (i = 0; i < u->nfiles; i++) {
 		const struct npl_outfile *f = &s->v[u->files[i]];
 		char *p = npl_out_join(u->stage, npl_out_base_of(f->path));
-		int fd;
 
 		tmp_add(p);
-		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
-					 f->path, strerror(errno));
-		if (npl_out_write_all(fd, f->text, f->len) || fchmod(fd, (mode_t)f->mode)) {
-			rc = npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
-				       strerror(errno));
-			close(fd);
-			return rc;
-		}
-		if (close(fd))
-			return npl_error(c->d, NULL, "cannot write '%s': %s", f->path,
-					 strerror(errno));
+		puts[i] = (struct npl_out_put){p, f->text, f->len, f->mode, 0, 0};
 	}
-	if (!u->exchange && journal(c, u))
-		return npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
-				 s->v[u->files[0]].path, strerror(errno));
 	return 0;
+}
+
+/* Write every unit's files into its staging folder (on as many CPUs as the set says), then the
+ * journal of each that goes in file by file. */
+static int stage_all(struct commit *c)
+{
+	const struct npl_outset *s = c->s;
+	struct npl_out_put *puts = npl_xcalloc((size_t)s->n + 1, sizeof(*puts));
+	int i, k, n = 0, rc = 0, bad;
+
+	for (i = 0; i < c->nu && !rc; i++) {
+		rc = stage_open(c, &c->u[i], puts + n);
+		n += rc ? 0 : c->u[i].nfiles;
+	}
+	if (!rc && (bad = npl_out_put_all(puts, n, s->jobs, sigs, (int)(sizeof(sigs) / sizeof(*sigs)))) >= 0) {
+		/* the set's path of the file that failed: its unit's, in the same order */
+		for (i = 0, k = bad; k >= c->u[i].nfiles; k -= c->u[i++].nfiles)
+			;
+		errno = puts[bad].err;
+		rc = npl_error(c->d, NULL,
+			       puts[bad].op == NPL_OUT_PUT_CREATE ? "cannot create a file next to '%s': %s"
+								  : "cannot write '%s': %s",
+			       s->v[c->u[i].files[k]].path, strerror(errno));
+	}
+	free(puts);
+	for (i = 0; i < c->nu && !rc; i++)
+		if (!c->u[i].exchange && journal(c, &c->u[i]))
+			rc = npl_error(c->d, NULL, "cannot create a file next to '%s': %s",
+				       s->v[c->u[i].files[0]].path, strerror(errno));
+	return rc;
 }
 
 /* ---- the swap (signals blocked) ---------------------------------------------------------- */
@@ -829,7 +838,7 @@ static void finish(struct commit *c, struct unit *u)
 	int stuck = 0;
 
 	if (!u->exchange) {
-		rm_tree(u->stage);
+		npl_out_rm_tree_at(AT_FDCWD, u->stage);
 		return;
 	}
 	if (!u->exists)
@@ -948,8 +957,8 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 			rc |= survey(&c, &c.u[i]);
 		rc = rc || d->errors > errors ? -1 : 0;
 	}
-	for (i = 0; i < c.nu && !rc; i++)
-		rc = stage(&c, &c.u[i]);
+	if (!rc)
+		rc = stage_all(&c);
 	signals_block(&old);
 	for (i = 0; i < c.nu && !rc; i++)
 		rc = land(&c, &c.u[i]);
@@ -959,7 +968,7 @@ int npl_out_commit(const struct npl_outset *s, struct npl_diag *d)
 			if (k < i && unland(&c, &c.u[k]))
 				keep_stage(&c, &c.u[k]);
 			else if (c.u[k].stage && !npl_out_journal_done(c.u[k].stage))
-				rm_tree(c.u[k].stage);
+				npl_out_rm_tree_at(AT_FDCWD, c.u[k].stage);
 		}
 		for (k = nmade - 1; k >= 0; k--)
 			rmdir(made[k]);

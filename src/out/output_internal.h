@@ -110,4 +110,22 @@ int npl_out_is_ancestor(pid_t pid);
 /* 1 when rec records name with the digest of text (NULL text: 0). */
 int npl_out_recorded(const cJSON *rec, const char *name, const char *text, size_t len);
 
+/* A file a commit writes into a staging folder (output_write.c): a new file at path, created
+ * exclusively, with text and mode; err and op say how it failed. */
+struct npl_out_put {
+	const char *path;
+	const char *text;
+	size_t len;
+	int mode;
+	int err;   /* errno of the failure; 0: written (or not reached) */
+	int op;    /* what failed: NPL_OUT_PUT_CREATE, or NPL_OUT_PUT_WRITE (write, fchmod, close) */
+};
+enum { NPL_OUT_PUT_CREATE = 1, NPL_OUT_PUT_WRITE };
+/* Write the n files, by jobs threads at once (at most 1 per 8 files; jobs < 2: this thread
+ * alone), with the catchable signals held meanwhile (sigs, nsigs) so that no file appears
+ * after a signal handler has removed its folder: a signal that comes stops the writing at the
+ * next file and is delivered on return. The index of the first file that failed, in their
+ * order, or -1 when all were written. */
+int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int nsigs);
+
 #endif

@@ -479,6 +479,46 @@ static void test_commit_write_error(void **state)
 	assert_int_equal(count_hidden(f->dir), 0);
 }
 
+/* Written on four threads, the files that fail are reported as in turn: the first in the
+ * set's order, whichever thread met it first; nothing is left. */
+static void test_commit_write_error_jobs(void **state)
+{
+	struct fx *f = *state;
+	struct rlimit old, lim;
+	void (*oldsig)(int);
+	char *big = malloc(65536), want[2048], path[64];
+	int rc, i;
+
+	assert_non_null(big);
+	memset(big, 'x', 65536);
+	for (i = 0; i < 40; i++) {
+		snprintf(path, sizeof(path), "B%d/f%02d.sh", i / 10, i);
+		/* two too large for the limit: the later one is written first when a thread is quicker */
+		if (i == 13 || i == 30)
+			npl_out_add(&f->set, at(f, path), big, 65536, 0644);
+		else
+			npl_out_add(&f->set, at(f, path), "x\n", 2, 0755);
+	}
+	free(big);
+	f->set.jobs = 4;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 4096;
+	oldsig = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = npl_out_commit(&f->set, &f->d);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, oldsig);
+	assert_int_equal(rc, -1);
+	snprintf(want, sizeof(want), "error: cannot write '%s': File too large", at(f, "B1/f13.sh"));
+	assert_diag_only(&f->d, want);
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "B%d", i);
+		assert_absent(at(f, path));
+	}
+	assert_int_equal(count_hidden(f->dir), 0);
+}
+
 /*
  * The last file's name is taken by a folder, so its rename fails after the
  * first file's rename succeeded. output.h promises "-1 and nothing written":
@@ -1448,6 +1488,8 @@ static void many(struct npl_outset *s, const char *dir, const char *tag)
 
 /* Set: the children of commit_child() cannot exchange a folder (a file system without it). */
 static int child_no_exchange;
+/* The children's sets write their files on this many threads (npl_outset.jobs). */
+static int child_jobs;
 
 /* Fork a commit of many(dir, tag); its pid. */
 static pid_t commit_child(const char *dir, const char *tag)
@@ -1464,6 +1506,7 @@ static pid_t commit_child(const char *dir, const char *tag)
 		if (child_no_exchange)
 			deny_exchange();
 		many(&s, dir, tag);
+		s.jobs = child_jobs;
 		_exit(npl_out_commit(&s, &d) ? 1 : 0);
 	}
 	return pid;
@@ -1570,6 +1613,16 @@ static void test_signals(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_string_equal(all_whole(dir), "c");
 	assert_int_equal(count_staging(f->dir), 0);
+}
+
+/* The same with the files written on four threads: a signal while they are written is held
+ * until the writing stops at the next file, then removes every staging folder; no file
+ * appears after. */
+static void test_signals_jobs(void **state)
+{
+	child_jobs = 4;
+	test_signals(state);
+	child_jobs = 0;
 }
 
 /*
@@ -1995,6 +2048,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_by_caller, setup, teardown),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test_setup_teardown(test_commit_write_error_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signals_jobs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
