@@ -57,6 +57,11 @@ void *npl_mem_map(size_t n, size_t *len)
 	munmap(a + n, HUGE_PAGE - head);
 	/* a hint: without transparent huge pages this is an ordinary mapping */
 	madvise(a, n, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+	/* its pages in place, as MAP_POPULATE gives the smaller ones, huge where they can be
+	   (Linux 5.14; before, they come one fault each) */
+	madvise(a, n, MADV_POPULATE_WRITE);
+#endif
 	*len = n;
 	return a;
 }
@@ -142,7 +147,14 @@ void *npl_arena_alloc(struct npl_arena *a, size_t n)
 		/* Large requests get a chunk of their own behind the current one,
 		 * so that the rest of the current chunk stays usable. */
 		size_t chunk = (size_t)CHUNK_SIZE << (a->nchunks / 2 < 6 ? a->nchunks / 2 : 6);
-		int own = need > chunk / 4;
+		int own;
+
+		/* memory kept whole (render --all's files, megabytes): past its first two chunks,
+		 * which hold one recipe's files, whole huge pages. On a virtual machine the first
+		 * touch of each 4 KiB page costs microseconds; a 2 MiB page is one (docs/performance.md) */
+		if (a->mapped && a->nchunks >= 2 && chunk < HUGE_PAGE)
+			chunk = HUGE_PAGE - sizeof(*c);
+		own = need > chunk / 4;
 
 		c = new_chunk(own ? need : chunk, a->mapped);
 		if (!own)
