@@ -1,4 +1,5 @@
 /* yamlout.c: cJSON trees written as YAML documents by libyaml's emitter; see yamlout.h. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -42,12 +43,18 @@ static int emit(yaml_emitter_t *e, yaml_event_t *ev)
  * U+2029 (YAML 1.1 readers, PyYAML and go-yaml among them, take those two and U+0085 for line
  * breaks: one ends the block's line early, and the text after it, no longer indented, ends the
  * block). libyaml's own check lets U+2028 and U+2029 through as printable. */
-static int literal_ok(const char *s)
+static int literal_ok(const char *s, size_t n)
 {
-	size_t n = strlen(s), i, len;
+	size_t i, len;
 	unsigned cp;
 
 	for (i = 0; i < n; i += len) {
+		/* most of a script is printable ASCII: one compare a byte (the role scripts a
+		   ConfigMap carries are megabytes) */
+		if ((unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f) {
+			len = 1;
+			continue;
+		}
 		if (!(len = npl_utf8_char(s + i, n - i, &cp)))
 			return 0;
 		if (cp != '\n' && (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
@@ -65,15 +72,16 @@ static int string(yaml_emitter_t *e, const char *s)
 {
 	yaml_event_t ev;
 	yaml_scalar_style_t style;
+	size_t n = strlen(s);
 
 	/* libyaml refuses text that is not UTF-8, and frees its event twice when it does: never
 	   hand it one */
-	if (npl_utf8_invalid(s, strlen(s)) < strlen(s))
+	if (npl_utf8_invalid(s, n) < n || n > INT_MAX)
 		return -1;
 	style = plain_ok(s) ? YAML_PLAIN_SCALAR_STYLE
-		: strchr(s, '\n') && literal_ok(s) ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		: memchr(s, '\n', n) && literal_ok(s, n) ? YAML_LITERAL_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 
-	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)n,
 				     style == YAML_PLAIN_SCALAR_STYLE, style != YAML_PLAIN_SCALAR_STYLE, style);
 	return emit(e, &ev);
 }

@@ -1306,6 +1306,31 @@ static void test_diag_flush(void **state)
 }
 
 /* The SGLang version against a recipe's floor, as pip orders them. */
+/* npl_utf8_invalid: the first bad byte wherever it is, ASCII runs read eight bytes at a time
+ * (a bad byte, a character cut short by the end, or a valid one at every offset). */
+static void test_utf8_invalid(void **state)
+{
+	char buf[40];
+	size_t at, n;
+
+	(void)state;
+	for (n = 0; n <= 24; n++) {
+		memset(buf, 'a', sizeof(buf));
+		assert_int_equal(npl_utf8_invalid(buf, n), n);
+		for (at = 0; at < n; at++) {
+			memset(buf, 'a', sizeof(buf));
+			buf[at] = (char)0xff;                       /* never in UTF-8 */
+			assert_int_equal(npl_utf8_invalid(buf, n), at);
+			buf[at] = (char)0xc3;                       /* the first byte of a pair */
+			assert_int_equal(npl_utf8_invalid(buf, at + 1), at);   /* cut short */
+			if (at + 1 < n) {
+				buf[at + 1] = (char)0xa9;           /* U+00E9: valid */
+				assert_int_equal(npl_utf8_invalid(buf, n), n);
+			}
+		}
+	}
+}
+
 static void test_version_cmp(void **state)
 {
 	(void)state;
@@ -1366,6 +1391,7 @@ int main(void)
 		cmocka_unit_test(test_diag_caret),
 		cmocka_unit_test(test_diag_flush),
 		cmocka_unit_test(test_version_cmp),
+		cmocka_unit_test(test_utf8_invalid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
