@@ -7,10 +7,10 @@
 site=(--model-path /models/m --draft-model-path /models/d --ifname eth0)
 
 # same_as_one WHAT GLOBAL-OPTION... -- RENDER-OPTION...: render --all into $T/o at --jobs 1, then
-# by default and at 2, 3, 7 and 64 workers (or at the counts NPL_JOBS_COUNTS lists: the
-# ThreadSanitizer pass of tests/run-all.sh takes one); each run's exit status, standard output
-# and error, and folder are the first's. The first run's stay in $T/one.out, $T/one.err,
-# $one_rc and $T/j1.
+# by default (one worker per CPU), at 3 and at 16 workers (more than CPUs), or at the counts
+# NPL_JOBS_COUNTS lists (the ThreadSanitizer pass of tests/run-all.sh takes one); each run's
+# exit status, standard output and error, and folder are the first's. The first run's stay in
+# $T/one.out, $T/one.err, $one_rc and $T/j1.
 same_as_one() {
 	local what=$1 pre=() j
 	shift
@@ -22,7 +22,7 @@ same_as_one() {
 	mv "$T/out" "$T/one.out"
 	mv "$T/err" "$T/one.err"
 	[[ -e $T/o ]] && mv "$T/o" "$T/j1"
-	for j in ${NPL_JOBS_COUNTS:-default 2 3 7 64}; do
+	for j in ${NPL_JOBS_COUNTS:-default 3 16}; do
 		local jobs=(--jobs "$j")
 		[[ $j == default ]] && jobs=()
 		rm -rf "$T/o"
