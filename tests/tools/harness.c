@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,32 +225,56 @@ cJSON *sim_base_env(const struct sim *s, char *const extra[])
 	return o;
 }
 
+/* argv0 found on the PATH of env (as execvp in a child given env would find it), or NULL */
+static char *path_in(char *const env[], const char *argv0)
+{
+	const char *path = "/usr/bin:/bin";
+	int i;
+
+	if (strchr(argv0, '/'))
+		return strdup(argv0);
+	for (i = 0; env[i]; i++)
+		if (!strncmp(env[i], "PATH=", 5))
+			path = env[i] + 5;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char *cand = NULL;
+
+		if (asprintf(&cand, "%.*s/%s", (int)len, len ? path : ".", argv0) < 0)
+			return NULL;
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += len + (path[len] == ':');
+	}
+	return NULL;
+}
+
+/* The child is started by posix_spawn (a vfork: a test built with sanitizers has a large
+ * address space, whose page tables fork() would copy for every run). */
 int sim_run(struct sim *s, char *const argv[], char *const extra[])
 {
-	int n, status, i;
-	char **env = base_envp(s, extra, &n);
-	pid_t pid = fork();
+	int n, status, i, rc = -1;
+	char **env = base_envp(s, extra, &n), *prog = path_in(env, argv[0]);
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
 
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int out = open(s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(s->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int in = open("/dev/null", O_RDONLY);
-
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		environ = env;
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, s->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (!prog)
+		rc = 127;
+	else if (posix_spawn(&pid, prog, &fa, NULL, argv, env) != 0)
+		rc = 127;
+	else if (waitpid(pid, &status, 0) >= 0)
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	posix_spawn_file_actions_destroy(&fa);
+	free(prog);
 	for (i = 0; i < n; i++)
 		free(env[i]);
 	free(env);
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return rc;
 }
 
 static cJSON *parse_flags(const cJSON *argv, int from)
