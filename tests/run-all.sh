@@ -34,9 +34,11 @@ for cfg in gcc:Release gcc:Debug; do
 done
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer: clang Debug"
-# clang's: the same checks, and a process of it starts and exits (the leak scan) in about two thirds
-# of gcc's time, which the thousands of runs of the golden and cli tests add up (791 s against 850 s
-# for this pass on the AMD machine of 2026-12-07); gcc Debug is built and unit-tested above
+# clang's: the same sanitizers, and a process of it starts and exits (the leak scan) in about two
+# thirds of gcc's time (npulaunch --help 59 ms against 80 to 94 on the AMD machine of 2026-12-07),
+# which the thousands of runs of the golden and cli tests add up (this pass 791 s against 850 s
+# there, side by side; the spread between two runs is about as large); gcc Debug is built and
+# unit-tested above
 cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DNPL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # The verdict of shellcheck on the rendered scripts does not depend on how npulaunch was built: the
