@@ -595,7 +595,7 @@ static int stage_open(struct commit *c, struct unit *u, struct npl_out_put *puts
 		char *p = npl_out_join(u->stage, npl_out_base_of(f->path));
 
 		tmp_add(p);
-		puts[i] = (struct npl_out_put){p, f->text, f->len, f->mode, 0, 0};
+		puts[i] = (struct npl_out_put){p, f->text, f->len, f->mode, 0, 0, (int)(u - c->u)};
 	}
 	return 0;
 }

@@ -15,8 +15,9 @@
 
 struct puts {
 	struct npl_out_put *v;
-	int n;
-	atomic_int next;        /* the next file no thread has taken */
+	const int *runs;        /* where each folder's files start, and n */
+	int nruns;
+	atomic_int next;        /* the next folder no thread has taken */
 	atomic_int stop;        /* a file failed, or a signal came: take no more */
 	sigset_t held;
 	const int *sigs;        /* the held signals */
@@ -63,28 +64,36 @@ static int signalled(const struct puts *w)
 static void *put_some(void *arg)
 {
 	struct puts *w = arg;
-	int i;
+	int r, i, done = 0;
 
-	while (!atomic_load(&w->stop) && (i = atomic_fetch_add(&w->next, 1)) < w->n) {
-		/* every few files: a signal that came is handled now, not after the last file */
-		if (i % 16 == 0 && signalled(w)) {
-			w->v[i].err = EINTR;
-			w->v[i].op = NPL_OUT_PUT_CREATE;
-			atomic_store(&w->stop, 1);
-		} else if (put_one(&w->v[i])) {
-			atomic_store(&w->stop, 1);
+	while (!atomic_load(&w->stop) && (r = atomic_fetch_add(&w->next, 1)) < w->nruns)
+		for (i = w->runs[r]; i < w->runs[r + 1] && !atomic_load(&w->stop); i++, done++) {
+			/* every few files: a signal that came is handled now, not after the last file */
+			if (done % 16 == 0 && signalled(w)) {
+				w->v[i].err = EINTR;
+				w->v[i].op = NPL_OUT_PUT_CREATE;
+				atomic_store(&w->stop, 1);
+			} else if (put_one(&w->v[i])) {
+				atomic_store(&w->stop, 1);
+			}
 		}
-	}
 	return NULL;
 }
 
 int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int nsigs)
 {
-	struct puts w = {.v = v, .n = n, .sigs = sigs, .nsigs = nsigs};
+	struct puts w = {.v = v, .sigs = sigs, .nsigs = nsigs};
 	pthread_t *threads;
 	sigset_t old;
-	int k, *started, i;
+	int k, *started, *runs, i;
 
+	/* the folders' runs of files */
+	runs = npl_xcalloc((size_t)n + 1, sizeof(*runs));
+	for (i = 0; i < n; i++)
+		if (!i || v[i].folder != v[i - 1].folder)
+			runs[w.nruns++] = i;
+	runs[w.nruns] = n;
+	w.runs = runs;
 	sigemptyset(&w.held);
 	for (k = 0; k < nsigs; k++)
 		sigaddset(&w.held, sigs[k]);
@@ -104,8 +113,10 @@ int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int
 			pthread_join(threads[k], NULL);
 	free(threads);
 	free(started);
+	free(runs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);   /* a signal that came is delivered here */
-	/* every file before the first that failed was taken before it, and is written */
+	/* the first that failed, in their order (a thread may have stopped in another folder
+	 * before its last file: the commit removes every temporary either way) */
 	for (i = 0; i < n; i++)
 		if (v[i].err)
 			return i;
