@@ -122,12 +122,12 @@ struct npl_out_put {
 	int folder; /* its folder's number: the files of one folder are together and in one thread */
 };
 enum { NPL_OUT_PUT_CREATE = 1, NPL_OUT_PUT_WRITE };
-/* Write the n files, by jobs threads at once (at most 1 per 8 files; jobs < 2: this thread
- * alone), the files of a folder all by one thread (files created in one folder at once wait
- * for each other on its lock in the kernel), with the catchable signals held meanwhile (sigs,
- * nsigs) so that no file appears after a signal handler has removed its folder: a signal that
- * comes stops the writing at the next file and is delivered on return. The index of the first file that failed, in their
- * order, or -1 when all were written. */
+/* Write the n files, by jobs threads at once (at most 1 per 8 files and 1 per folder; jobs < 2:
+ * this thread alone), the files of a folder all by one thread (files created in one folder at
+ * once wait for each other on its lock in the kernel), with the catchable signals held
+ * meanwhile (sigs, nsigs) so that no file appears after a signal handler has removed its
+ * folder: a signal that comes stops the writing at the next file and is delivered on return.
+ * The index of the first file that failed, in their order, or -1 when all were written. */
 int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int nsigs);
 
 #endif

@@ -99,6 +99,8 @@ int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int
 		sigaddset(&w.held, sigs[k]);
 	if (jobs > n / 8)
 		jobs = n / 8;
+	if (jobs > w.nruns)
+		jobs = w.nruns;
 	if (jobs < 1)
 		jobs = 1;
 	threads = npl_xcalloc((size_t)jobs, sizeof(*threads));
