@@ -18,7 +18,8 @@ struct puts {
 	const int *runs;        /* where each folder's files start, and n */
 	int nruns;
 	atomic_int next;        /* the next folder no thread has taken */
-	atomic_int stop;        /* a file failed, or a signal came: take no more */
+	atomic_int bad;         /* the first file that failed so far: none after it is needed */
+	atomic_int stop;        /* a signal came: take no more */
 	sigset_t held;
 	const int *sigs;        /* the held signals */
 	int nsigs;
@@ -61,20 +62,34 @@ static int signalled(const struct puts *w)
 	return 0;
 }
 
+/* *a = v when v is less */
+static void lower(atomic_int *a, int v)
+{
+	int cur = atomic_load(a);
+
+	while (v < cur && !atomic_compare_exchange_weak(a, &cur, v))
+		;
+}
+
+/* A failed file stops the files after it, not those before it in another thread's folder:
+ * every file before the first that fails is written, so that one is reported whichever
+ * thread comes to a failing file first. */
 static void *put_some(void *arg)
 {
 	struct puts *w = arg;
 	int r, i, done = 0;
 
 	while (!atomic_load(&w->stop) && (r = atomic_fetch_add(&w->next, 1)) < w->nruns)
-		for (i = w->runs[r]; i < w->runs[r + 1] && !atomic_load(&w->stop); i++, done++) {
+		for (i = w->runs[r]; i < w->runs[r + 1] && i < atomic_load(&w->bad); i++, done++) {
+			if (atomic_load(&w->stop))
+				break;
 			/* every few files: a signal that came is handled now, not after the last file */
 			if (done % 16 == 0 && signalled(w)) {
 				w->v[i].err = EINTR;
 				w->v[i].op = NPL_OUT_PUT_CREATE;
 				atomic_store(&w->stop, 1);
 			} else if (put_one(&w->v[i])) {
-				atomic_store(&w->stop, 1);
+				lower(&w->bad, i);
 			}
 		}
 	return NULL;
@@ -94,6 +109,7 @@ int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int
 			runs[w.nruns++] = i;
 	runs[w.nruns] = n;
 	w.runs = runs;
+	atomic_init(&w.bad, n);
 	sigemptyset(&w.held);
 	for (k = 0; k < nsigs; k++)
 		sigaddset(&w.held, sigs[k]);
@@ -117,8 +133,7 @@ int npl_out_put_all(struct npl_out_put *v, int n, int jobs, const int *sigs, int
 	free(started);
 	free(runs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);   /* a signal that came is delivered here */
-	/* the first that failed, in their order (a thread may have stopped in another folder
-	 * before its last file: the commit removes every temporary either way) */
+	/* the first that failed, in their order */
 	for (i = 0; i < n; i++)
 		if (v[i].err)
 			return i;

@@ -491,10 +491,11 @@ static void test_commit_write_error_jobs(void **state)
 
 	assert_non_null(big);
 	memset(big, 'x', 65536);
-	for (i = 0; i < 40; i++) {
-		snprintf(path, sizeof(path), "B%d/f%02d.sh", i / 10, i);
-		/* two too large for the limit: the later one is written first when a thread is quicker */
-		if (i == 13 || i == 30)
+	for (i = 0; i < 55; i++) {
+		snprintf(path, sizeof(path), "B%d/f%02d.sh", i < 5 ? 0 : i < 45 ? 1 : i < 50 ? 2 : 3, i);
+		/* two too large for the limit: the last of B1's 40 and the first of B3, which a
+		 * thread of its own comes to first (the writers take whole folders) */
+		if (i == 44 || i == 50)
 			npl_out_add(&f->set, at(f, path), big, 65536, 0644);
 		else
 			npl_out_add(&f->set, at(f, path), "x\n", 2, 0755);
@@ -510,7 +511,7 @@ static void test_commit_write_error_jobs(void **state)
 	setrlimit(RLIMIT_FSIZE, &old);
 	signal(SIGXFSZ, oldsig);
 	assert_int_equal(rc, -1);
-	snprintf(want, sizeof(want), "error: cannot write '%s': File too large", at(f, "B1/f13.sh"));
+	snprintf(want, sizeof(want), "error: cannot write '%s': File too large", at(f, "B1/f44.sh"));
 	assert_diag_only(&f->d, want);
 	for (i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), "B%d", i);
