@@ -171,6 +171,11 @@ void npl_cli_recipe_opts_release(struct npl_cli_recipe_opts *o);
  * name for the root, "/", "//", "/tmp/..", "." in / (an unset variable in `-o "$OUT/"`). 0, or a
  * usage error said for cmd. */
 int npl_cli_output_dir(const char *cmd, const char *dir);
+/* The folder a node command treats as / (--root DIR or NPULAUNCH_ROOT), one rule for every
+ * command and the scripts: *root is the flag's value (from_env 0) or the variable's (from_env 1);
+ * the variable empty is / (*root NULL); relative is a usage error said for cmd, naming where it
+ * came from. 0 or NPL_EXIT_USAGE. */
+int npl_cli_root(const char *cmd, const char **root, int from_env);
 /* A usage error (NPL_EXIT_USAGE) when value, given as what (a path), is not UTF-8: what --json
  * would carry; else 0. */
 int npl_cli_json_text(const char *cmd, const char *what, const char *value);

@@ -83,6 +83,17 @@ int npl_cli_output_dir(const char *cmd, const char *dir)
 	return 0;
 }
 
+int npl_cli_root(const char *cmd, const char **root, int from_env)
+{
+	/* absolute or unset, as in the scripts (_tune.sh.tmpl): NPULAUNCH_ROOT= (empty) is / */
+	if (*root && from_env && !**root)
+		*root = NULL;
+	if (*root && **root != '/')
+		return npl_cli_usage_error(cmd, "%s must be an absolute path, not '%s'",
+					   from_env ? "NPULAUNCH_ROOT" : "--root", *root);
+	return 0;
+}
+
 /* The message of fmt and ap written for a terminal: what the user typed (an argument, a name)
  * reaches it with its controls escaped, as every other outside text does. */
 static void print_escaped(const char *fmt, va_list ap)

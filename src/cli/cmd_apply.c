@@ -244,14 +244,8 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct apply_o
 		rc = npl_cli_usage_error("apply", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
-	if (o->root && root_from_env && !*o->root)
-		o->root = NULL;
-	if (o->root && o->root[0] != '/') {
-		rc = npl_cli_usage_error("apply", "%s must be an absolute path, not '%s'",
-					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
+	if ((rc = npl_cli_root("apply", &o->root, root_from_env)))
 		goto out;
-	}
 	if (o->root && !strcmp(o->root, "/"))
 		o->root = NULL;
 	if ((rc = npl_cli_env_number("apply", "NPULAUNCH_STOP_TIMEOUT", &stop_seconds, 30, &o->grace)))

@@ -98,14 +98,8 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct preflig
 		rc = npl_cli_usage_error("preflight", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
-	if (o->root && root_from_env && !*o->root)
-		o->root = NULL;
-	if (o->root && o->root[0] != '/') {
-		rc = npl_cli_usage_error("preflight", "%s must be an absolute path, not '%s'",
-					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
+	if ((rc = npl_cli_root("preflight", &o->root, root_from_env)))
 		goto out;
-	}
 	o->arg = optind < argc ? argv[optind] : NULL;
 out:
 	free(opts);

@@ -84,6 +84,7 @@ struct out {
 	struct npl_site site;
 	const cJSON *plan;
 	int explain;
+	const char *root;   /* with explain: NPULAUNCH_ROOT, checked; NULL for / */
 	struct npl_arena *a;
 };
 
@@ -191,7 +192,6 @@ static void show_recipe(const cJSON *plan, const struct out *o)
  * them. Nothing where the topology cannot be read (a machine without NPUs). */
 static void show_sets(const cJSON *role, const cJSON *pol, const struct out *o)
 {
-	const char *root = getenv("NPULAUNCH_ROOT");
 	struct npl_diag d = NPL_DIAG_INIT;
 	struct npl_affinity *af;
 	int ids[256], n = npl_plan_node_devices(role, 0, ids, 256);
@@ -199,12 +199,10 @@ static void show_sets(const cJSON *role, const cJSON *pol, const struct out *o)
 	size_t len = 0;
 	FILE *fp;
 
-	if (root && root[0] != '/')
-		root = NULL;
 	if (n <= 0)
 		return;
 	af = npl_xcalloc(1, sizeof(*af));
-	if (npl_launch_affinity_devices(af, pol, o->plan, root, 10, ids, n, o->a, &d) == 0 || af->unmet) {
+	if (npl_launch_affinity_devices(af, pol, o->plan, o->root, 10, ids, n, o->a, &d) == 0 || af->unmet) {
 		if ((fp = open_memstream(&text, &len))) {
 			if (af->unmet && d.n)
 				fprintf(fp, "on this host: %s\n", d.v[0].msg);
@@ -373,7 +371,10 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 		rc = npl_cli_usage_error("show", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	if ((rc = npl_cli_site(cli, &ro)) || (rc = npl_cli_open_db_for(cli, &db, argv[optind])))
+	/* --explain reads the node's topology under it, as apply does */
+	o.root = o.explain ? getenv("NPULAUNCH_ROOT") : NULL;
+	if ((rc = npl_cli_root("show", &o.root, 1)) || (rc = npl_cli_site(cli, &ro)) ||
+	    (rc = npl_cli_open_db_for(cli, &db, argv[optind])))
 		goto out;
 	R = npl_cli_pick(cli, &db, argv[optind], &ro, &sel, &rc);
 	if (!R)

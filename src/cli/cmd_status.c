@@ -90,10 +90,15 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct status_
 		goto out;
 	}
 	o->arg = optind < argc ? argv[optind] : NULL;
-	if (o->root && !o->affinity)
+	if (o->root && !o->affinity) {
 		rc = npl_cli_usage_error("status", "--root goes with --affinity");
-	else if (o->root && o->root[0] != '/')
-		rc = npl_cli_usage_error("status", "--root must be an absolute path, not '%s'", o->root);
+	} else if (o->affinity) {
+		int from_env = !o->root;
+
+		if (from_env)
+			o->root = getenv("NPULAUNCH_ROOT");
+		rc = npl_cli_root("status", &o->root, from_env);
+	}
 out:
 	free(opts);
 	return rc;
@@ -205,9 +210,7 @@ int npl_cmd_status(int argc, char **argv, struct npl_cli *cli)
 	if (!(plan = npl_cli_plan(cli, o.arg, &o.ro, &rc)))
 		goto out;
 	if (o.affinity) {
-		const char *r = o.root ? o.root : getenv("NPULAUNCH_ROOT");
-
-		rc = npl_cli_status_affinity(cli, plan, r && *r ? r : NULL, o.json);
+		rc = npl_cli_status_affinity(cli, plan, o.root, o.json);
 		goto out;
 	}
 	n = npl_cli_endpoints(cli, plan, 1, &eps);

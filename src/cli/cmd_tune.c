@@ -152,14 +152,8 @@ static int parse_args(int argc, char **argv, struct npl_cli *cli, struct tune_op
 		rc = npl_cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
 		goto out;
 	}
-	/* absolute or unset, as in the scripts: NPULAUNCH_ROOT= (empty) is / */
-	if (o->root && root_from_env && !*o->root)
-		o->root = NULL;
-	if (o->root && o->root[0] != '/') {
-		rc = npl_cli_usage_error("tune", "%s must be an absolute path, not '%s'",
-					 root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root);
+	if ((rc = npl_cli_root("tune", &o->root, root_from_env)))
 		goto out;
-	}
 	/* the journal's path is in the document: --json carries UTF-8 only, refused before anything
 	   is changed rather than after */
 	if (o->json && ((o->root && (rc = npl_cli_json_text("tune", root_from_env ? "NPULAUNCH_ROOT" : "--root", o->root))) ||

@@ -280,6 +280,18 @@ expect_grep "$T/err" "NPULAUNCH_ROOT must be an absolute path, not 'relroot'"
 (cd "$T/cwd" && NPULAUNCH_ROOT=relroot "$NPL" apply $ID "${SITE[@]}" --dry-run) >"$T/out" 2>"$T/err"
 [[ $? == 2 ]] || fail "apply with NPULAUNCH_ROOT=relroot did not stop"
 expect_grep "$T/err" "NPULAUNCH_ROOT must be an absolute path, not 'relroot'"
+# every command that reads the node under the root says the same, before it reads anything
+# (status --affinity and show --explain took a relative one as it came, or as /)
+for c in "preflight $ID" "status --affinity $ID" "show $ID --explain"; do
+	# shellcheck disable=SC2086 # c is words
+	(cd "$T/cwd" && NPULAUNCH_ROOT=relroot "$NPL" $c "${SITE[@]}") >"$T/out" 2>"$T/err"
+	rc=$?
+	[[ $rc == 2 ]] || fail "$c with NPULAUNCH_ROOT=relroot exited $rc, not 2: $(cat "$T/err")"
+	expect_grep "$T/err" "NPULAUNCH_ROOT must be an absolute path, not 'relroot'"
+	[[ -s $T/out ]] && fail "$c with NPULAUNCH_ROOT=relroot printed: $(head -c 300 "$T/out")"
+done
+(cd "$T/cwd" && NPULAUNCH_ROOT=relroot "$NPL" status --affinity $ID "${SITE[@]}" --root /) >"$T/out" 2>"$T/err"
+expect_nogrep "$T/err" "absolute"
 expect_eq "$(state_of "$T/cwd/relroot")" "$rel_before" "tune tuned ./relroot"
 # empty: the host's own files (read only here)
 run env NPULAUNCH_ROOT= "$NPL" tune --check
