@@ -46,6 +46,10 @@ struct npl_resolve_opts {
 cJSON *npl_resolve(const struct npl_db *db, const struct npl_layer *recipe,
 		   const struct npl_resolve_opts *o, struct npl_diag *d);
 
+/* The recipe's measured targets into o, as list --json and the plan's recipe carry them: tpot,
+ * ttft and e2e as written and in ms (each pair null where the recipe has none), throughput. */
+void npl_recipe_targets_json(cJSON *o, const struct npl_layer *R);
+
 /* The host tuning of a hardware profile alone (the defaults and the profile), as in a plan role. */
 cJSON *npl_resolve_tuning(const struct npl_db *db, const struct npl_layer *hw, struct npl_diag *d);
 

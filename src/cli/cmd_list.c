@@ -50,31 +50,7 @@ static cJSON *recipe_json(const struct npl_layer *R)
 	cJSON_AddNumberToObject(o, "cards", R->cards);
 	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
 	cJSON_AddStringToObject(o, "dataset", R->dataset);
-	if (R->tpot_us >= 0) {
-		cJSON_AddStringToObject(o, "tpot", R->tpot_text);
-		cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "tpot");
-		cJSON_AddNullToObject(o, "tpot_ms");
-	}
-	if (R->ttft_us >= 0) {
-		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
-		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "ttft");
-		cJSON_AddNullToObject(o, "ttft_ms");
-	}
-	if (R->e2e_us >= 0) {
-		cJSON_AddStringToObject(o, "e2e", R->e2e_text);
-		cJSON_AddNumberToObject(o, "e2e_ms", (double)R->e2e_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "e2e");
-		cJSON_AddNullToObject(o, "e2e_ms");
-	}
-	if (R->throughput >= 0)
-		cJSON_AddNumberToObject(o, "throughput", R->throughput);
-	else
-		cJSON_AddNullToObject(o, "throughput");
+	npl_recipe_targets_json(o, R);
 	cJSON_AddStringToObject(o, "quantization", R->quantization);
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);

@@ -8,6 +8,7 @@
  * roles.c builds the roles, container.c the container block
  * (resolve_internal.h is what they share).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -474,6 +475,32 @@ static cJSON *sglang_json(const struct ctx *c)
 	return o;
 }
 
+/* One latency target: "NAME" as the recipe wrote it and "NAME_ms", or both null. */
+static void target_json(cJSON *o, const char *name, long long us, const char *text)
+{
+	char ms[16];
+
+	snprintf(ms, sizeof(ms), "%s_ms", name);
+	if (us >= 0) {
+		cJSON_AddStringToObject(o, name, text);
+		cJSON_AddNumberToObject(o, ms, (double)us / 1000.0);
+	} else {
+		cJSON_AddNullToObject(o, name);
+		cJSON_AddNullToObject(o, ms);
+	}
+}
+
+void npl_recipe_targets_json(cJSON *o, const struct npl_layer *R)
+{
+	target_json(o, "tpot", R->tpot_us, R->tpot_text);
+	target_json(o, "ttft", R->ttft_us, R->ttft_text);
+	target_json(o, "e2e", R->e2e_us, R->e2e_text);
+	if (R->throughput >= 0)
+		cJSON_AddNumberToObject(o, "throughput", R->throughput);
+	else
+		cJSON_AddNullToObject(o, "throughput");
+}
+
 static cJSON *recipe_json(struct ctx *c)
 {
 	const struct npl_layer *R = c->R;
@@ -492,31 +519,7 @@ static cJSON *recipe_json(struct ctx *c)
 	cJSON_AddStringToObject(o, "mode", npl_mode_name(R->mode));
 	cJSON_AddStringToObject(o, "quantization", R->quantization);
 	cJSON_AddStringToObject(o, "dataset", R->dataset);
-	if (R->tpot_us >= 0) {
-		cJSON_AddStringToObject(o, "tpot", R->tpot_text);
-		cJSON_AddNumberToObject(o, "tpot_ms", (double)R->tpot_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "tpot");
-		cJSON_AddNullToObject(o, "tpot_ms");
-	}
-	if (R->ttft_us >= 0) {
-		cJSON_AddStringToObject(o, "ttft", R->ttft_text);
-		cJSON_AddNumberToObject(o, "ttft_ms", (double)R->ttft_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "ttft");
-		cJSON_AddNullToObject(o, "ttft_ms");
-	}
-	if (R->e2e_us >= 0) {
-		cJSON_AddStringToObject(o, "e2e", R->e2e_text);
-		cJSON_AddNumberToObject(o, "e2e_ms", (double)R->e2e_us / 1000.0);
-	} else {
-		cJSON_AddNullToObject(o, "e2e");
-		cJSON_AddNullToObject(o, "e2e_ms");
-	}
-	if (R->throughput >= 0)
-		cJSON_AddNumberToObject(o, "throughput", R->throughput);
-	else
-		cJSON_AddNullToObject(o, "throughput");
+	npl_recipe_targets_json(o, R);
 	if (R->tier)
 		cJSON_AddStringToObject(o, "tier", R->tier);
 	cJSON_AddItemToObject(o, "sglang_version", sglang_json(c));
