@@ -68,6 +68,8 @@ struct npl_launch_node {
 	/* npl_launch_affinity() */
 	cJSON *affinity;                  /* what the affinity module computed (npl_affinity_json), or NULL */
 	const char *affinity_note;        /* why nothing is bound, or NULL */
+	const char *smi_out, *topo_out;   /* what npu-smi info and npu-smi info -t topo printed (exit
+					     0), or NULL: apply's preflight reads them, not a second run */
 	unsigned long *mems;              /* the memory nodes for set_mempolicy (a nodemask), or NULL */
 	unsigned long maxnode;
 	char **rank_nodes;                /* per instance: the NUMA node of each SGLang gpu id it uses,

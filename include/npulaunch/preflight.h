@@ -72,6 +72,9 @@ struct npl_preflight_opts {
 	const char *local;            /* this host's addresses, for messages */
 	const struct npl_pf_ifaces *ifaces;   /* the host's interfaces */
 	double timeout;               /* seconds each tool run may take */
+	const char *smi_out;          /* what npu-smi info printed moments ago (exit 0: apply's
+				       * affinity ran it), or NULL: run here */
+	const char *topo_out;         /* the same for npu-smi info -t topo */
 };
 
 struct npl_preflight {

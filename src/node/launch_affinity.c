@@ -155,8 +155,8 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 	o.root = root;
 	o.devices = ids;
 	o.ndevices = npl_plan_node_devices(l->role, l->node, ids, MAX_IDS);
-	o.smi = smi(l->arena, tool_dirs(l->plan), root, timeout, 0);
-	o.topo = o.smi ? smi(l->arena, tool_dirs(l->plan), root, timeout, 1) : NULL;
+	o.smi = l->smi_out = smi(l->arena, tool_dirs(l->plan), root, timeout, 0);
+	o.topo = l->topo_out = o.smi ? smi(l->arena, tool_dirs(l->plan), root, timeout, 1) : NULL;
 	af = npl_xcalloc(1, sizeof(*af));
 	if (npl_affinity_compute(af, &o, &d)) {
 		/* said where it was found: an error when the policy cannot be met (preflight fails on

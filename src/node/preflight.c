@@ -345,15 +345,15 @@ static void check_npus(struct npl_preflight *pf, const struct npl_preflight_opts
 		skip(pf, "npus", npl_arena_printf(&pf->arena, "the %s uses no NPU", npl_pf_role_name(o)));
 		return;
 	}
-	if (!(tool = npl_proc_find(&pf->arena, "npu-smi", tool_dirs(o), o->root))) {
+	if (o->smi_out) {   /* run moments ago, by apply's affinity: not twice */
+		out = o->smi_out;
+	} else if (!(tool = npl_proc_find(&pf->arena, "npu-smi", tool_dirs(o), o->root))) {
 		add(pf, "npus", NPL_PF_WARN,
 		    npl_arena_printf(&pf->arena, "npu-smi not found (looked in %s): the NPUs were not checked",
 				     npl_proc_places(&pf->arena, tool_dirs(o), o->root)),
 		    "install the Ascend driver, which brings npu-smi, or put its folder on PATH");
 		return;
-	}
-	r = npl_proc_run(&pf->arena, tool, argv, o->timeout, TOOL_MAX, &out, &status);
-	if (r != NPL_PROC_OK) {
+	} else if ((r = npl_proc_run(&pf->arena, tool, argv, o->timeout, TOOL_MAX, &out, &status)) != NPL_PROC_OK) {
 		add(pf, "npus", NPL_PF_WARN,
 		    npl_arena_printf(&pf->arena, "%s: the NPUs were not checked", run_problem(pf, "npu-smi info", r, status, out, o->timeout)),
 		    "run npu-smi info by hand: the driver may not be loaded, or another container holds the devices");

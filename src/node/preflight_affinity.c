@@ -23,9 +23,12 @@ static const char *topo_text(const struct npl_preflight_opts *o, struct npl_aren
 	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o->plan, "recipe"), "preflight"),
 		"tool_path");
-	const char *tool = npl_proc_find(a, "npu-smi", dirs, o->root), *out = NULL;
+	const char *tool, *out = NULL;
 	int status;
 
+	if (o->topo_out)
+		return o->topo_out;
+	tool = npl_proc_find(a, "npu-smi", dirs, o->root);
 	if (!tool || npl_proc_run(a, tool, argv, o->timeout, 1 << 20, &out, &status) != NPL_PROC_OK)
 		return NULL;
 	return out;

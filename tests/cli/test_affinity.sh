@@ -33,8 +33,9 @@ a2_root() {
 		echo "$node" >"$r/sys/bus/pci/devices/0000:${bus%%:*}:00.0/numa_node"
 		echo "$((24 * node))-$((24 * node + 23))" >"$r/sys/bus/pci/devices/0000:${bus%%:*}:00.0/local_cpulist"
 	done
-	printf '#!/bin/sh\n[ "$1" = info ] || exit 2\nif [ "$2" = -t ]; then cat "%s"; else cat "%s"; fi\n' \
-		"$TOPO/a2-910b3-topo.txt" "$TOPO/a2-910b3-npu-smi.txt" >"$r/usr/local/sbin/npu-smi"
+	# each run logged in DIR/npu-smi.calls
+	printf '#!/bin/sh\necho "$*" >>"%s/npu-smi.calls"\n[ "$1" = info ] || exit 2\nif [ "$2" = -t ]; then cat "%s"; else cat "%s"; fi\n' \
+		"$r" "$TOPO/a2-910b3-topo.txt" "$TOPO/a2-910b3-npu-smi.txt" >"$r/usr/local/sbin/npu-smi"
 	chmod +x "$r/usr/local/sbin/npu-smi"
 }
 
@@ -71,6 +72,22 @@ if command -v "${PY:=/usr/bin/python3}" >/dev/null && "$PY" -c 'import jsonschem
 	EOF
 fi
 same_sets "$T/r" "the recorded A2 node"
+# apply with its preflight asks npu-smi each question once: the preflight reads what the
+# affinity's runs printed (a run takes seconds on a real node; apply ran both twice), and finds
+# what preflight alone finds (here the model is missing: it stops apply)
+rm -f "$T/r/npu-smi.calls"
+run env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" preflight $PART "${SITE[@]}"
+expect_eq "$(sort "$T/r/npu-smi.calls" | tr '\n' ' ')" "info info -t topo " "preflight's npu-smi runs"
+grep -E '^(warn|fail)' "$T/out" >"$T/pf.want"
+expect_grep "$T/pf.want" "npus         npu-smi info printed no process table"
+rm -f "$T/r/npu-smi.calls"
+run env NPULAUNCH_ROOT="$T/r" NPULAUNCH_PREFLIGHT=1 PATH="$T/r.bin:$PATH" NPL_STUB_LOG="$T/r.stub" \
+	"$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}"
+expect_eq "$rc" 1 "apply whose preflight fails"
+expect_grep "$T/err" "npulaunch: apply: preflight failed: nothing was changed"
+expect_eq "$(sort "$T/r/npu-smi.calls" | tr '\n' ' ')" "info info -t topo " "apply's npu-smi runs"
+expect_eq "$(grep -E '^(warn|fail)' "$T/err")" "$(cat "$T/pf.want")" "apply's preflight findings against preflight's"
+expect_eq "$(state_of "$T/r")" "schedutil schedutil 60 1 500000 " "the host untouched"
 # the same without sysfs's numa_node: npu-smi's topology table says it
 rm "$T"/r/sys/bus/pci/devices/*/numa_node
 expect_rc 0 env NPULAUNCH_ROOT="$T/r" "$NPL" --recipes "$SHAPES" apply $PART "${SITE[@]}" --dry-run
