@@ -100,17 +100,15 @@ struct npl_tune_journal {
 #define NPL_TUNE_IRQBALANCE "irqbalance.service"
 
 /* Read the host's state for the plan tuning object ({cpu_governor, sysctl}); source names the
- * file the plan came from (a bundle's manifest.json) in messages, or NULL. -1 on errors. */
+ * file the plan came from (a bundle's manifest.json) in messages, or NULL. -1 on errors. With
+ * NPL_TUNE_READ_ONLY in flags each file is only read (tune --check and the dry runs, which any
+ * user may run): whether it can be written is npl_tune_writable()'s question, and
+ * npl_tune_apply() refuses such a collection; without it, each is opened for writing too. */
+#define NPL_TUNE_READ_ONLY 1u
 int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
-		     struct npl_diag *d);
+		     unsigned flags, struct npl_diag *d);
 /* 1 when an item's current contents already hold the wanted value. */
 int npl_tune_item_ok(const struct npl_tune_item *it);
-/* Collect as npl_tune_collect() does; with NPL_TUNE_READ_ONLY each file is only read (tune --check
- * and the dry runs, which any user may run): whether it can be written is npl_tune_writable()'s
- * question, and npl_tune_apply() refuses such a collection. */
-#define NPL_TUNE_READ_ONLY 1u
-int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
-			unsigned flags, struct npl_diag *d);
 /* Report each item that differs and cannot be opened for writing (what --apply would stop on); -1 when one cannot. */
 int npl_tune_writable(struct npl_tune *t, struct npl_diag *d);
 /* The number of items that differ. */

@@ -297,7 +297,7 @@ static void collect_tuning(struct npl_cli *cli, struct npl_launch_node *l, struc
 
 	if (!tuning)
 		return;
-	if (npl_tune_collect_ex(t, tuning, root, manifest, dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
+	if (npl_tune_collect(t, tuning, root, manifest, dry ? NPL_TUNE_READ_ONLY : 0, &cli->diag) != 0)
 		l->bad |= NPL_LAUNCH_BAD_TUNE;
 	/* the dies' queue interrupts on their CPUs (the affinity's), journaled with the rest, and
 	 * irqbalance, which would move them back, stopped (journaled too) */

@@ -348,7 +348,7 @@ int npl_cmd_tune(int argc, char **argv, struct npl_cli *cli)
 	if (!(tuning = wanted_tuning(cli, &o, &rc)))
 		goto out;
 	/* --check and --dry-run only read: any user may run them; --apply opens each file to write */
-	if (npl_tune_collect_ex(&t, tuning, o.root, NULL, o.mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
+	if (npl_tune_collect(&t, tuning, o.root, NULL, o.mode == APPLY ? 0 : NPL_TUNE_READ_ONLY, &cli->diag)) {
 		npl_cli_flush(cli);
 		fprintf(stderr, "npulaunch: tune: nothing was changed\n");
 		rc = NPL_EXIT_FAIL;

@@ -887,7 +887,7 @@ static void check_tuning(struct npl_preflight *pf, const struct npl_preflight_op
 		return;
 	}
 	memset(&t, 0, sizeof(t));
-	if (npl_tune_collect(&t, tuning, o->root, o->source, &d)) {
+	if (npl_tune_collect(&t, tuning, o->root, o->source, 0, &d)) {
 		for (int i = 0; i < d.n; i++)
 			if (d.v[i].sev == NPL_ERROR)
 				note(&b, "%s", diag_text(pf, &d, i));

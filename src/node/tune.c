@@ -459,12 +459,6 @@ static int validate_tuning(const cJSON *tuning, const char *source, struct npl_d
 	return rc;
 }
 
-int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
-		     struct npl_diag *d)
-{
-	return npl_tune_collect_ex(t, tuning, root, source, 0, d);
-}
-
 int npl_tune_writable(struct npl_tune *t, struct npl_diag *d)
 {
 	int i, rc = 0;
@@ -488,8 +482,8 @@ int npl_tune_writable(struct npl_tune *t, struct npl_diag *d)
 	return rc;
 }
 
-int npl_tune_collect_ex(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
-			unsigned flags, struct npl_diag *d)
+int npl_tune_collect(struct npl_tune *t, const cJSON *tuning, const char *root, const char *source,
+		     unsigned flags, struct npl_diag *d)
 {
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(tuning, "cpu_governor"), *s;
 	int rc = 0;

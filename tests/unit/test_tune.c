@@ -106,7 +106,7 @@ static void test_1024_cpus_apply_check_revert(void **state)
 	(void)state;
 	before = snapshot(f);
 	/* before: everything differs */
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(f->t.cpus, 1024);
 	assert_int_equal(f->t.cpufreq, 1);
 	assert_int_equal(f->t.n, 1024 + 3);
@@ -147,7 +147,7 @@ static void test_1024_cpus_apply_check_revert(void **state)
 	free(after);
 	/* check: now it matches */
 	npl_tune_release(&f->t);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(npl_tune_differences(&f->t), 0);
 	/* a second apply changes nothing and keeps the first journal */
 	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
@@ -178,7 +178,7 @@ static void test_no_cpufreq(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/sys/devices/system/cpu/cpu*/cpufreq", f->s.root);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(f->t.cpufreq, 0);
 	assert_int_equal(f->t.n, 3);
 	assert_int_equal(f->d.warnings, 1);
@@ -203,7 +203,7 @@ static void test_cpufreq_not_a_folder(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/sys/devices/system/cpu/cpu0/cpufreq && : >'%s'/sys/devices/system/cpu/cpu0/cpufreq",
 		 f->s.root, f->s.root);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(f->d.errors, 0);
 	assert_int_equal(f->t.cpufreq, 1);
 	assert_int_equal(f->t.n, 1 + 3);   /* cpu1's governor and the sysctls */
@@ -221,7 +221,7 @@ static void test_debugfs_location(void **state)
 	/* Linux 5.13 and later: not in procfs but in debugfs */
 	assert_int_equal(unlink(at(f, "/proc/sys/kernel/sched_migration_cost_ns")), 0);
 	assert_int_equal(sim_write(at(f, "/sys/kernel/debug/sched/migration_cost_ns"), "500000\n"), 0);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_string_equal(f->t.v[4].name, "kernel.sched_migration_cost_ns");
 	assert_string_equal(f->t.v[4].path, at(f, "/sys/kernel/debug/sched/migration_cost_ns"));
 	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
@@ -231,7 +231,7 @@ static void test_debugfs_location(void **state)
 	/* neither: an error that says where it looked and what to do */
 	assert_int_equal(unlink(at(f, "/sys/kernel/debug/sched/migration_cost_ns")), 0);
 	npl_tune_release(&f->t);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), -1);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), -1);
 	{
 		char want[2048];
 
@@ -254,7 +254,7 @@ static void test_unknown_governor(void **state)
 			 f->s.root, c);
 		assert_int_equal(sim_write(path, "schedutil powersave\n"), 0);
 	}
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), -1);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), -1);
 	/* three named, the rest counted */
 	assert_int_equal(f->d.errors, 4);
 	snprintf(want, sizeof(want), "%s/sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors: error: cpu0 does not offer the governor 'performance' (it offers: schedutil powersave)",
@@ -274,7 +274,7 @@ static int readonly_as_nobody(struct fx *f)
 
 	if (getuid() == 0 && (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
 		return 10;
-	rc = npl_tune_collect(&t, f->tuning, f->s.root, NULL, &d);
+	rc = npl_tune_collect(&t, f->tuning, f->s.root, NULL, 0, &d);
 	if (rc != -1 || d.errors != 1)
 		return 11;
 	snprintf(want, sizeof(want), "%s: error: cannot write vm.swappiness: Permission denied",
@@ -336,7 +336,7 @@ static int part_way_child(struct fx *f)
 	int changed = -1, i;
 
 	signal(SIGXFSZ, SIG_IGN);
-	if (npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d))
+	if (npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d))
 		return 10;
 	for (i = 0; i < f->t.n; i++)
 		if (!strcmp(f->t.v[i].name, "kernel.numa_balancing")) {
@@ -366,7 +366,7 @@ static void test_failure_part_way_is_undone(void **state)
 	(void)state;
 	before = snapshot(f);
 	/* the journal of an earlier apply (the limit would stop a new one being written) */
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(npl_tune_apply(&f->t, NULL, &changed, &f->d), 0);
 	journal = sim_slurp(jpath);
 	assert_non_null(journal);
@@ -473,7 +473,7 @@ static void test_online_list(void **state)
 	/* offline CPUs are left alone */
 	assert_int_equal(sim_write(at(f, "/sys/devices/system/cpu/online"), "0-1,4\n"), 0);
 	assert_int_equal(npl_cpus_online(f->s.root, set, 64, &f->d), 3);
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	assert_int_equal(f->t.n, 3 + 3);
 	assert_string_equal(f->t.v[2].name, "cpu4 governor");
 	/* without an online list, every cpuN folder */
@@ -488,7 +488,7 @@ static void test_json(void **state)
 	cJSON *j;
 
 	(void)state;
-	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, &f->d), 0);
+	assert_int_equal(npl_tune_collect(&f->t, f->tuning, f->s.root, NULL, 0, &f->d), 0);
 	j = npl_tune_json(&f->t);
 	assert_int_equal(npl_json_int(j, "differences", -1), 5);
 	assert_int_equal(npl_json_int(j, "cpus", -1), 2);
