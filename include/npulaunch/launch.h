@@ -40,6 +40,13 @@ struct npl_launch_env {
 	int n, cap;
 };
 
+/* npu-smi's answers, asked once a command (a run takes seconds on a real node): what npu-smi
+ * info and npu-smi info -t topo printed (exit 0), NULL where a run failed or was not made. */
+struct npl_smi_answers {
+	int asked;
+	const char *info, *topo;
+};
+
 struct npl_launch_node {
 	/* given */
 	const cJSON *plan, *role;         /* the plan document and this node's role in it */
@@ -68,8 +75,8 @@ struct npl_launch_node {
 	/* npl_launch_affinity() */
 	cJSON *affinity;                  /* what the affinity module computed (npl_affinity_json), or NULL */
 	const char *affinity_note;        /* why nothing is bound, or NULL */
-	const char *smi_out, *topo_out;   /* what npu-smi info and npu-smi info -t topo printed (exit
-					     0), or NULL: apply's preflight reads them, not a second run */
+	struct npl_smi_answers smi;       /* npu-smi's, as the affinity asked them: apply's preflight
+					     reads them, not a second run */
 	unsigned long *mems;              /* the memory nodes for set_mempolicy (a nodemask), or NULL */
 	unsigned long maxnode;
 	char **rank_nodes;                /* per instance: the NUMA node of each SGLang gpu id it uses,
@@ -100,9 +107,11 @@ struct npl_affinity;
 int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
 			     double timeout, struct npl_arena *a, struct npl_diag *d);
 /* The same for the logical devices devices (ndevices of them: an instance's) alone, for show
- * --explain; devices NULL: every die. */
+ * --explain; devices NULL: every die. npu-smi is asked into ans, once for every call that passes
+ * the same ans (its strings in a); ans NULL: asked for this call. */
 int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
-				double timeout, const int *devices, int ndevices, struct npl_arena *a, struct npl_diag *d);
+				double timeout, const int *devices, int ndevices, struct npl_smi_answers *ans,
+				struct npl_arena *a, struct npl_diag *d);
 
 /* A dry run: the whole plan for this node on stdout, as shell-like text or as JSON ({recipe, role,
  * node, addresses, tuning, unset, source, env, cpus, wait, wait_timeout_s, instances, stops}). */

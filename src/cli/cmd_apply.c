@@ -343,8 +343,8 @@ static int preflight(struct npl_cli *cli, const struct npl_launch_node *l, const
 	po.local = addrs_text(cli, l->addrs, l->naddrs);
 	po.ifaces = npl_pf_ifaces_read(&ifs, &cli->arena) == 0 ? &ifs : NULL;
 	po.timeout = 10;
-	po.smi_out = l->smi_out;
-	po.topo_out = l->topo_out;
+	po.smi_out = l->smi.info;
+	po.topo_out = l->smi.topo;
 	npl_preflight_run(&pf, &po);
 	if (pf.failed || pf.warned)
 		npl_preflight_print(stderr, &pf, 0);

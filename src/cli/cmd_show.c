@@ -85,6 +85,7 @@ struct out {
 	const cJSON *plan;
 	int explain;
 	const char *root;   /* with explain: NPULAUNCH_ROOT, checked; NULL for / */
+	struct npl_smi_answers *smi;   /* with explain: npu-smi asked once for every role */
 	struct npl_arena *a;
 };
 
@@ -202,7 +203,7 @@ static void show_sets(const cJSON *role, const cJSON *pol, const struct out *o)
 	if (n <= 0)
 		return;
 	af = npl_xcalloc(1, sizeof(*af));
-	if (npl_launch_affinity_devices(af, pol, o->plan, o->root, 10, ids, n, o->a, &d) == 0 || af->unmet) {
+	if (npl_launch_affinity_devices(af, pol, o->plan, o->root, 10, ids, n, o->smi, o->a, &d) == 0 || af->unmet) {
 		if ((fp = open_memstream(&text, &len))) {
 			if (af->unmet && d.n)
 				fprintf(fp, "on this host: %s\n", d.v[0].msg);
@@ -343,6 +344,7 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 	cJSON *plan = NULL;
 	int json = 0, c, rc = NPL_EXIT_OK;
 	struct out o;
+	struct npl_smi_answers smi = {0};
 
 	memset(&ro, 0, sizeof(ro));
 	memset(&o, 0, sizeof(o));
@@ -393,6 +395,7 @@ int npl_cmd_show(int argc, char **argv, struct npl_cli *cli)
 		npl_plan_site(plan, &o.site, &cli->arena);
 		o.plan = plan;
 		o.a = &cli->arena;
+		o.smi = &smi;
 		show_recipe(plan, &o);
 		cJSON_ArrayForEach(role, cJSON_GetObjectItemCaseSensitive(plan, "roles"))
 			show_role(role, &o);

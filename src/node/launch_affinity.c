@@ -48,9 +48,21 @@ static const cJSON *tool_dirs(const cJSON *plan)
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "preflight"), "tool_path");
 }
 
-int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
-				double timeout, const int *devices, int ndevices, struct npl_arena *a, struct npl_diag *d)
+/* npu-smi info, then (when it answered) info -t topo, into s unless s holds them already. */
+static void ask_smi(struct npl_smi_answers *s, struct npl_arena *a, const cJSON *plan, const char *root, double timeout)
 {
+	if (s->asked)
+		return;
+	s->asked = 1;
+	s->info = smi(a, tool_dirs(plan), root, timeout, 0);
+	s->topo = s->info ? smi(a, tool_dirs(plan), root, timeout, 1) : NULL;
+}
+
+int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
+				double timeout, const int *devices, int ndevices, struct npl_smi_answers *ans,
+				struct npl_arena *a, struct npl_diag *d)
+{
+	struct npl_smi_answers here = {0};
 	struct npl_aff_opts o;
 	struct npl_pf_smi s;
 	const char *why = NULL;
@@ -59,8 +71,11 @@ int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, co
 	memset(&o, 0, sizeof(o));
 	o.policy = policy;
 	o.root = root;
-	o.smi = smi(a, tool_dirs(plan), root, timeout, 0);
-	o.topo = o.smi ? smi(a, tool_dirs(plan), root, timeout, 1) : NULL;
+	if (!ans)
+		ans = &here;
+	ask_smi(ans, a, plan, root, timeout);
+	o.smi = ans->info;
+	o.topo = ans->topo;
 	if (o.smi && npl_pf_parse_smi(o.smi, &s, a, &why) == 0) {
 		n = s.ndies;
 		free(s.dies);
@@ -84,7 +99,7 @@ int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, co
 int npl_launch_affinity_node(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,
 			     double timeout, struct npl_arena *a, struct npl_diag *d)
 {
-	return npl_launch_affinity_devices(af, policy, plan, root, timeout, NULL, 0, a, d);
+	return npl_launch_affinity_devices(af, policy, plan, root, timeout, NULL, 0, NULL, a, d);
 }
 
 /* Instance k's list into l->rank_nodes[k]; NULL, or why there is none. */
@@ -155,8 +170,9 @@ void npl_launch_affinity(struct npl_launch_node *l, const char *root, double tim
 	o.root = root;
 	o.devices = ids;
 	o.ndevices = npl_plan_node_devices(l->role, l->node, ids, MAX_IDS);
-	o.smi = l->smi_out = smi(l->arena, tool_dirs(l->plan), root, timeout, 0);
-	o.topo = l->topo_out = o.smi ? smi(l->arena, tool_dirs(l->plan), root, timeout, 1) : NULL;
+	ask_smi(&l->smi, l->arena, l->plan, root, timeout);
+	o.smi = l->smi.info;
+	o.topo = l->smi.topo;
 	af = npl_xcalloc(1, sizeof(*af));
 	if (npl_affinity_compute(af, &o, &d)) {
 		/* said where it was found: an error when the policy cannot be met (preflight fails on

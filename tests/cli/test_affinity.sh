@@ -158,6 +158,11 @@ expect_grep "$T/out" "            affinity: numa-local (the plan's policy), at l
 expect_grep "$T/out" "              device 4 (0000:01:00.0, NUMA node 0 from sysfs numa_node): CPUs 0-11, memory on node 0; none of its 0 MSI interrupts is a queue's in /proc/interrupts: none bound"
 expect_grep "$T/out" "              device 7 (0000:42:00.0, NUMA node 2 from sysfs numa_node): CPUs 60-71, memory on node 2; none"
 expect_grep "$T/out" "              the server: CPUs 0-23,48-71, memory on node(s) 0,2"
+# a server role each (1P1D): their sets from one asking of npu-smi, each question once
+rm -f "$T/sx/npu-smi.calls"
+expect_rc 0 env NPULAUNCH_ROOT="$T/sx" "$NPL" --recipes "$SHAPES" show shape-moe-w8a8-1p1d-a2-16p-in8k-out1k-50ms --explain
+expect_eq "$(grep -c '^              the server: CPUs 0-23,48-71,96-119,144-167, memory on node(s) 0,2,4,6$' "$T/out")" 2 "show --explain's sets, one a role"
+expect_eq "$(sort "$T/sx/npu-smi.calls" | tr '\n' ' ')" "info info -t topo " "show --explain's npu-smi runs"
 expect_rc 0 env NPULAUNCH_ROOT="$T/sx" "$NPL" --recipes "$SHAPES" show $PART
 expect_nogrep "$T/out" "device 4 ("
 mkdir -p "$T/empty-root"
