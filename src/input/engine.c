@@ -20,7 +20,8 @@ static int parse_flag(struct npl_flag_spec *f, const struct npl_ynode *k, const 
 {
 	static const char *const types[] = {"bool", "int", "float", "string", "list"};
 	const struct npl_ynode *t = npl_ymap_get(v, "type"), *c = npl_ymap_get(v, "choices");
-	const struct npl_ynode *up = npl_ymap_get(v, "upstream");
+	const struct npl_ynode *up = npl_ymap_get(v, "upstream"), *al = npl_ymap_get(v, "alias_of");
+	const struct npl_ynode *note = npl_ymap_get(v, "note");
 	int i, b;
 
 	f->name = k->str;
@@ -47,10 +48,10 @@ static int parse_flag(struct npl_flag_spec *f, const struct npl_ynode *k, const 
 		for (i = 0; i < c->n; i++)
 			f->choices[f->nchoices++] = c->kids[i]->str;
 	}
-	if (npl_ymap_get(v, "alias_of"))
-		f->alias_of = npl_ymap_get(v, "alias_of")->str;
-	if (npl_ymap_get(v, "note"))
-		f->note = npl_ymap_get(v, "note")->str;
+	if (al)
+		f->alias_of = al->str;
+	if (note)
+		f->note = note->str;
 	if (up) {
 		if (!npl_ybool(up, &b))
 			return npl_error(d, &up->loc, "'upstream' must be true or false");
