@@ -447,12 +447,29 @@ static void test_commit_readonly_folder(void **state)
 	assert_int_equal(count_hidden(f->dir), 0);
 }
 
+/* f's set committed with files limited to 4 KiB (RLIMIT_FSIZE; SIGXFSZ ignored, so a larger
+ * write fails with EFBIG), the limit and the signal put back after; the commit's result. */
+static int commit_small_files(struct fx *f)
+{
+	struct rlimit old, lim;
+	void (*oldsig)(int);
+	int rc;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 4096;
+	oldsig = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = npl_out_commit(&f->set, &f->d);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, oldsig);
+	return rc;
+}
+
 /* A write that fails half-way (the file size limit): nothing is left, as root too. */
 static void test_commit_write_error(void **state)
 {
 	struct fx *f = *state;
-	struct rlimit old, lim;
-	void (*oldsig)(int);
 	char *big = malloc(65536), want[2048];
 	int rc;
 
@@ -462,14 +479,7 @@ static void test_commit_write_error(void **state)
 	npl_out_add(&f->set, at(f, "D/big.json"), big, 65536, 0644);
 	npl_out_add(&f->set, at(f, "D/three.sh"), "three\n", 6, 0755);
 	free(big);
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	lim = old;
-	lim.rlim_cur = 4096;
-	oldsig = signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	rc = npl_out_commit(&f->set, &f->d);
-	setrlimit(RLIMIT_FSIZE, &old);
-	signal(SIGXFSZ, oldsig);
+	rc = commit_small_files(f);
 	assert_int_equal(rc, -1);
 	snprintf(want, sizeof(want), "error: cannot write '%s': File too large", at(f, "D/big.json"));
 	assert_diag_only(&f->d, want);
@@ -484,8 +494,6 @@ static void test_commit_write_error(void **state)
 static void test_commit_write_error_jobs(void **state)
 {
 	struct fx *f = *state;
-	struct rlimit old, lim;
-	void (*oldsig)(int);
 	char *big = malloc(65536), want[2048], path[64];
 	int rc, i;
 
@@ -502,14 +510,7 @@ static void test_commit_write_error_jobs(void **state)
 	}
 	free(big);
 	f->set.jobs = 4;
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	lim = old;
-	lim.rlim_cur = 4096;
-	oldsig = signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	rc = npl_out_commit(&f->set, &f->d);
-	setrlimit(RLIMIT_FSIZE, &old);
-	signal(SIGXFSZ, oldsig);
+	rc = commit_small_files(f);
 	assert_int_equal(rc, -1);
 	snprintf(want, sizeof(want), "error: cannot write '%s': File too large", at(f, "B1/f44.sh"));
 	assert_diag_only(&f->d, want);
