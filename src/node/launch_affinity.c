@@ -13,21 +13,8 @@
 #include "npulaunch/launch.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
-#include "npulaunch/proc.h"
 
 #define MAX_IDS 256
-
-/* What npu-smi prints for args (info, info -t topo), or NULL when it cannot be run. */
-static const char *smi(struct npl_arena *a, const cJSON *dirs, const char *root, double timeout, int topo)
-{
-	char *argv[] = {(char *)"npu-smi", (char *)"info", topo ? (char *)"-t" : NULL, (char *)"topo", NULL};
-	const char *tool = npl_proc_find(a, "npu-smi", dirs, root), *out = NULL;
-	int status;
-
-	if (!tool || npl_proc_run(a, tool, argv, timeout, 1 << 20, &out, &status) != NPL_PROC_OK || status)
-		return NULL;
-	return out;
-}
 
 /* 1 when the running kernel has every NUMA node set in mems (its sysfs, not the root's). */
 static int kernel_has(const unsigned char *mems, size_t n)
@@ -42,20 +29,14 @@ static int kernel_has(const unsigned char *mems, size_t n)
 	return 1;
 }
 
-static const cJSON *tool_dirs(const cJSON *plan)
-{
-	return cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "preflight"), "tool_path");
-}
-
 /* npu-smi info, then (when it answered) info -t topo, into s unless s holds them already. */
 static void ask_smi(struct npl_smi_answers *s, struct npl_arena *a, const cJSON *plan, const char *root, double timeout)
 {
 	if (s->asked)
 		return;
 	s->asked = 1;
-	s->info = smi(a, tool_dirs(plan), root, timeout, 0);
-	s->topo = s->info ? smi(a, tool_dirs(plan), root, timeout, 1) : NULL;
+	s->info = npl_pf_smi_text(plan, root, timeout, 0, a);
+	s->topo = s->info ? npl_pf_smi_text(plan, root, timeout, 1, a) : NULL;
 }
 
 int npl_launch_affinity_devices(struct npl_affinity *af, const cJSON *policy, const cJSON *plan, const char *root,

@@ -12,27 +12,7 @@
 #include "npulaunch/buf.h"
 #include "npulaunch/plan.h"
 #include "npulaunch/preflight.h"
-#include "npulaunch/proc.h"
 #include "preflight_internal.h"
-
-/* What npu-smi info -t topo prints, or NULL (a missing tool, a failed run: the check reads
- * sysfs first and says where each node came from). */
-static const char *topo_text(const struct npl_preflight_opts *o, struct npl_arena *a)
-{
-	char *argv[] = {(char *)"npu-smi", (char *)"info", (char *)"-t", (char *)"topo", NULL};
-	const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o->plan, "recipe"), "preflight"),
-		"tool_path");
-	const char *tool, *out = NULL;
-	int status;
-
-	if (o->topo_out)
-		return o->topo_out;
-	tool = npl_proc_find(a, "npu-smi", dirs, o->root);
-	if (!tool || npl_proc_run(a, tool, argv, o->timeout, 1 << 20, &out, &status) != NPL_PROC_OK)
-		return NULL;
-	return out;
-}
 
 /* The sets, one die a clause, for the finding. */
 static const char *sets(const struct npl_affinity *af, struct npl_arena *a)
@@ -75,7 +55,7 @@ struct npl_pf_check npl_pf_check_affinity(const struct npl_preflight_opts *o, co
 		c.found = npl_arena_printf(a, "npulaunch binds nothing: %s", why);
 		return c;
 	}
-	ao.topo = topo_text(o, a);
+	ao.topo = o->topo_out ? o->topo_out : npl_pf_smi_text(o->plan, o->root, o->timeout, 1, a);
 	af = npl_arena_calloc(a, 1, sizeof(*af));
 	if (npl_affinity_compute(af, &ao, &d) == 0) {
 		c.status = NPL_PF_OK;
