@@ -133,8 +133,9 @@ struct npl_pf_smi {
  * npl_proc_find() looks after PATH. */
 const cJSON *npl_pf_tool_dirs(const cJSON *plan);
 /* What npu-smi info (topo 0) or npu-smi info -t topo (topo 1) prints when it is found and exits 0
- * within timeout seconds, in a; NULL otherwise. The one runner of both questions: the preflight's
- * affinity check and apply's binding (launch_affinity.c) read the same answers. */
+ * within timeout seconds, in a; NULL otherwise. Apply's binding (launch_affinity.c) and the
+ * affinity check ask through it, so both read the same answers by the same rule; the npus check
+ * runs info itself, to say why a run failed. */
 const char *npl_pf_smi_text(const cJSON *plan, const char *root, double timeout, int topo, struct npl_arena *a);
 /* Parse npu-smi info's table; 0, or -1 with why (in a) when the layout is not one it knows. */
 int npl_pf_parse_smi(const char *text, struct npl_pf_smi *out, struct npl_arena *a, const char **why);
