@@ -129,9 +129,6 @@ struct npl_pf_smi {
 	int procs_known;      /* the process table was there */
 };
 
-/* The hardware profile's tool folders (the plan's recipe.preflight.tool_path), or NULL: where
- * npl_proc_find() looks after PATH. */
-const cJSON *npl_pf_tool_dirs(const cJSON *plan);
 /* What npu-smi info (topo 0) or npu-smi info -t topo (topo 1) prints when it is found and exits 0
  * within timeout seconds, in a; NULL otherwise. Apply's binding (launch_affinity.c) and the
  * affinity check ask through it, so both read the same answers by the same rule; the npus check

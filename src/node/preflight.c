@@ -154,7 +154,9 @@ static int num_n(const char *s, size_t n)
 
 /* ---- the tools (proc.c finds and runs them) -------------------------------------------- */
 
-const cJSON *npl_pf_tool_dirs(const cJSON *plan)
+/* The hardware profile's tool folders (the plan's recipe.preflight.tool_path), or NULL: where
+ * npl_proc_find() looks after PATH. */
+static const cJSON *tool_dirs(const cJSON *plan)
 {
 	return cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "recipe"), "preflight"),
@@ -164,7 +166,7 @@ const cJSON *npl_pf_tool_dirs(const cJSON *plan)
 const char *npl_pf_smi_text(const cJSON *plan, const char *root, double timeout, int topo, struct npl_arena *a)
 {
 	char *argv[] = {(char *)"npu-smi", (char *)"info", topo ? (char *)"-t" : NULL, (char *)"topo", NULL};
-	const char *tool = npl_proc_find(a, "npu-smi", npl_pf_tool_dirs(plan), root), *out = NULL;
+	const char *tool = npl_proc_find(a, "npu-smi", tool_dirs(plan), root), *out = NULL;
 	int status;
 
 	if (!tool || npl_proc_run(a, tool, argv, timeout, TOOL_MAX, &out, &status) != NPL_PROC_OK)
@@ -356,10 +358,10 @@ static void check_npus(struct npl_preflight *pf, const struct npl_preflight_opts
 	}
 	if (o->smi_out) {   /* run moments ago, by apply's affinity: not twice */
 		out = o->smi_out;
-	} else if (!(tool = npl_proc_find(&pf->arena, "npu-smi", npl_pf_tool_dirs(o->plan), o->root))) {
+	} else if (!(tool = npl_proc_find(&pf->arena, "npu-smi", tool_dirs(o->plan), o->root))) {
 		add(pf, "npus", NPL_PF_WARN,
 		    npl_arena_printf(&pf->arena, "npu-smi not found (looked in %s): the NPUs were not checked",
-				     npl_proc_places(&pf->arena, npl_pf_tool_dirs(o->plan), o->root)),
+				     npl_proc_places(&pf->arena, tool_dirs(o->plan), o->root)),
 		    "install the Ascend driver, which brings npu-smi, or put its folder on PATH");
 		return;
 	} else if ((r = npl_proc_run(&pf->arena, tool, argv, o->timeout, TOOL_MAX, &out, &status)) != NPL_PROC_OK) {
@@ -442,10 +444,10 @@ static void check_npu_network(struct npl_preflight *pf, const struct npl_preflig
 		skip(pf, "npu-network", "one node per instance and no PD transfer: the NPU network is not used");
 		return;
 	}
-	if (!(tool = npl_proc_find(&pf->arena, "hccn_tool", npl_pf_tool_dirs(o->plan), o->root))) {
+	if (!(tool = npl_proc_find(&pf->arena, "hccn_tool", tool_dirs(o->plan), o->root))) {
 		add(pf, "npu-network", NPL_PF_WARN,
 		    npl_arena_printf(&pf->arena, "hccn_tool not found (looked in %s): the NPU network was not checked",
-				     npl_proc_places(&pf->arena, npl_pf_tool_dirs(o->plan), o->root)),
+				     npl_proc_places(&pf->arena, tool_dirs(o->plan), o->root)),
 		    "install the Ascend driver, which brings hccn_tool, or put its folder on PATH");
 		return;
 	}
