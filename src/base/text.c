@@ -320,6 +320,15 @@ size_t npl_decimal_span(const char *s, size_t n, int whole)
 	return j;
 }
 
+int npl_decimal_text(const char *s)
+{
+	size_t n;
+
+	s += *s == '-';
+	n = strlen(s);
+	return n && npl_decimal_span(s, n, 0) == n;
+}
+
 int npl_parse_number_n(const char *s, size_t n, const struct npl_number_spec *spec, double *out)
 {
 	double v = 0, frac = 0, scale = 1;

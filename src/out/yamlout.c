@@ -86,20 +86,6 @@ static int string(yaml_emitter_t *e, const char *s)
 	return emit(e, &ev);
 }
 
-/* A decimal number as YAML reads it back to the same text: -?DIGITS(.DIGITS)? */
-static int plain_number(const char *s)
-{
-	size_t n;
-
-	s += *s == '-';
-	if (!(n = strspn(s, "0123456789")))
-		return 0;
-	s += n;
-	if (*s == '.' && (n = strspn(s + 1, "0123456789")))
-		s += n + 1;
-	return !*s;
-}
-
 static int string_plain(yaml_emitter_t *e, const char *s)
 {
 	yaml_event_t ev;
@@ -137,7 +123,7 @@ static int node(yaml_emitter_t *e, const cJSON *j)
 	}
 	if (cJSON_IsString(j))
 		return string(e, j->valuestring);
-	if (cJSON_IsRaw(j) && plain_number(j->valuestring))
+	if (cJSON_IsRaw(j) && npl_decimal_text(j->valuestring))
 		return string_plain(e, j->valuestring);
 	if (cJSON_IsBool(j))
 		snprintf(num, sizeof(num), "%s", cJSON_IsTrue(j) ? "true" : "false");

@@ -20,22 +20,9 @@ cJSON *npl_imp_obj(cJSON *obj, const char *key)
 	return o;
 }
 
-static int plain_number(const char *s)
-{
-	size_t n;
-
-	s += *s == '-';
-	if (!(n = strspn(s, "0123456789")))
-		return 0;
-	s += n;
-	if (*s == '.' && (n = strspn(s + 1, "0123456789")))
-		s += n + 1;
-	return !*s;
-}
-
 cJSON *npl_imp_scalar(const char *s)
 {
-	return plain_number(s) ? cJSON_CreateRaw(s) : cJSON_CreateString(s);
+	return npl_decimal_text(s) ? cJSON_CreateRaw(s) : cJSON_CreateString(s);
 }
 
 cJSON *npl_imp_flag_value(const struct npl_flagv *f)

@@ -330,6 +330,20 @@ static void test_parse_number(void **state)
 	assert_int_equal(npl_decimal_span("5", 1, 0), 1);
 	assert_int_equal(npl_decimal_span("1.5", 2, 0), 1);
 	assert_int_equal(npl_decimal_span("", 0, 0), 0);
+	/* a whole text that JSON and YAML read back as the same number (import's inferred scalars,
+	   the Kubernetes writer's plain numbers) */
+	assert_true(npl_decimal_text("8"));
+	assert_true(npl_decimal_text("-0.95"));
+	assert_true(npl_decimal_text("30000"));
+	assert_false(npl_decimal_text(""));
+	assert_false(npl_decimal_text("-"));
+	assert_false(npl_decimal_text("1."));
+	assert_false(npl_decimal_text(".5"));
+	assert_false(npl_decimal_text("1e3"));
+	assert_false(npl_decimal_text("--1"));
+	assert_false(npl_decimal_text("1.5.2"));
+	assert_false(npl_decimal_text("0x10"));
+	assert_false(npl_decimal_text("8 "));
 	/* what is accepted, for messages */
 	assert_string_equal(npl_number_expected(buf, sizeof(buf), &secs),
 			    "a number of seconds from 0 to 604800 (decimal, like 1.5)");
