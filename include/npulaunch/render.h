@@ -16,6 +16,8 @@
 #include "npulaunch/output.h"
 #include "npulaunch/template.h"
 
+struct npl_pval_seg;
+
 struct npl_templates {
 	const char *dir;          /* NULL: the embedded templates */
 	char **names, **texts;    /* cache of templates read from dir */
@@ -25,6 +27,12 @@ struct npl_templates {
 
 /* Append a plan value as one shell word: literals quoted, site references as "${VAR}". */
 void npl_render_shell_word(struct npl_buf *out, const char *pval);
+/* How a site reference (seg->key >= 0) is written in a shell word: appended to out, or -1 when
+ * the word's script has no variable for it. */
+typedef int npl_render_var_fn(const void *ctx, struct npl_buf *out, const struct npl_pval_seg *seg);
+/* The same with the references written by var (ctx is its own): literals quoted, '' for an
+ * empty value; -1 when var refused a reference (the word is then not whole). */
+int npl_render_shell_word_as(struct npl_buf *out, const char *pval, npl_render_var_fn *var, const void *ctx);
 /* Render every file of the plan's bundle into set, under dir ("" for bare names): the scripts,
  * then manifest.json (the plan with the record of the bundle's files, see output.h). */
 int npl_render_bundle(const cJSON *plan, struct npl_templates *t, const char *dir,

@@ -11,10 +11,12 @@
 #include "npulaunch/template.h"
 #include "npulaunch/text.h"
 
+/* A plan value being written as one shell word (npl_render_shell_word_as). */
 struct word {
-	struct npl_buf *out;
-	struct npl_buf lit;
-	int any;
+	struct npl_buf *out, lit;
+	npl_render_var_fn *var;
+	const void *ctx;
+	int any, bad;
 };
 
 static void flush_lit(struct word *w)
@@ -35,24 +37,39 @@ static int word_seg(void *p, const struct npl_pval_seg *seg)
 		return 0;
 	}
 	flush_lit(w);
-	if (seg->index < 0)
-		npl_buf_printf(w->out, "\"$%s\"", npl_site_var(seg->key));
-	else
-		npl_buf_printf(w->out, "\"${%s[%d]}\"",
-			       seg->url ? npl_site_host_var(seg->key) : npl_site_var(seg->key), seg->index);
+	if (w->var(w->ctx, w->out, seg))
+		w->bad = 1;
 	w->any = 1;
 	return 0;
 }
 
-void npl_render_shell_word(struct npl_buf *out, const char *pval)
+int npl_render_shell_word_as(struct npl_buf *out, const char *pval, npl_render_var_fn *var, const void *ctx)
 {
-	struct word w = {out, NPL_BUF_INIT, 0};
+	struct word w = {out, NPL_BUF_INIT, var, ctx, 0, 0};
 
 	npl_pval_walk(pval, word_seg, &w);
 	flush_lit(&w);
 	if (!w.any)
 		npl_buf_puts(out, "''");
 	npl_buf_release(&w.lit);
+	return w.bad ? -1 : 0;
+}
+
+/* The role scripts' own variables: "$VAR" for a scalar, "${VAR[i]}" for an entry of a list. */
+static int script_var(const void *ctx, struct npl_buf *out, const struct npl_pval_seg *seg)
+{
+	(void)ctx;
+	if (seg->index < 0)
+		npl_buf_printf(out, "\"$%s\"", npl_site_var(seg->key));
+	else
+		npl_buf_printf(out, "\"${%s[%d]}\"",
+			       seg->url ? npl_site_host_var(seg->key) : npl_site_var(seg->key), seg->index);
+	return 0;
+}
+
+void npl_render_shell_word(struct npl_buf *out, const char *pval)
+{
+	npl_render_shell_word_as(out, pval, script_var, NULL);
 }
 
 static void escape(void *ctx, struct npl_buf *out, const char *text)

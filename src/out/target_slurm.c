@@ -41,47 +41,17 @@ struct lists {
 
 /* The entry point's URL as a shell word of the job: a node's address is npl_urls[N], the URL
  * form of the N-th node of the allocation. */
-struct word {
-	struct npl_buf *out, lit;
-	const struct lists *l;
-	int bad;
-};
-
-static void flush_lit(struct word *w)
+static int job_var(const void *ctx, struct npl_buf *out, const struct npl_pval_seg *seg)
 {
-	if (w->lit.len) {
-		npl_shell_quote(w->out, npl_buf_str(&w->lit));
-		npl_buf_reset(&w->lit);
-	}
-}
+	const struct lists *l = ctx;
 
-static int word_seg(void *p, const struct npl_pval_seg *seg)
-{
-	struct word *w = p;
-
-	if (seg->key < 0) {
-		npl_buf_add(&w->lit, seg->lit, seg->len);
-		return 0;
-	}
-	flush_lit(w);
 	if (seg->key == NPL_SITE_ENTRY_IP && seg->index == 0)  /* the entry point's node */
-		npl_buf_printf(w->out, "\"${%s}\"", seg->url ? "npl_entry_url" : "ENTRY_IP");
-	else if (seg->index >= 0 && w->l->first[seg->key] >= 0)
-		npl_buf_printf(w->out, "\"${%s[%d]}\"", seg->url ? "npl_urls" : "npl_addrs",
-			       w->l->first[seg->key] + seg->index);
+		npl_buf_printf(out, "\"${%s}\"", seg->url ? "npl_entry_url" : "ENTRY_IP");
+	else if (seg->index >= 0 && l->first[seg->key] >= 0)
+		npl_buf_printf(out, "\"${%s[%d]}\"", seg->url ? "npl_urls" : "npl_addrs", l->first[seg->key] + seg->index);
 	else
-		w->bad = 1;
+		return -1;
 	return 0;
-}
-
-static int job_word(struct npl_buf *out, const char *pval, const struct lists *l)
-{
-	struct word w = {out, NPL_BUF_INIT, l, 0};
-
-	npl_pval_walk(pval, word_seg, &w);
-	flush_lit(&w);
-	npl_buf_release(&w.lit);
-	return w.bad ? -1 : 0;
 }
 
 static void add_quoted(cJSON *o, const char *name, const char *value)
@@ -277,7 +247,7 @@ static cJSON *job_view(const cJSON *plan, const struct npl_target_opts *o, struc
 		entry = npl_json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "endpoints"), 0), "url");
 		cJSON_AddStringToObject(v, "router", npl_json_str(r, "script"));
 	}
-	if (entry && job_word(&b, entry, &l) == 0) {
+	if (entry && npl_render_shell_word_as(&b, entry, job_var, &l) == 0) {
 		cJSON_AddStringToObject(v, "entry_url", npl_buf_str(&b));
 	} else {
 		npl_error(d, NULL, "recipe '%s': the entry point's URL '%s' names no node of the job",
