@@ -1,6 +1,7 @@
 # lib.sh: helpers of the command-line tests. Each test_*.sh sources this, runs
 # npulaunch ($NPL) and calls fail for every unmet expectation; finish exits 1
 # when anything failed.
+# shellcheck shell=bash disable=SC2034  # the variables it sets are for the tests (PY, port, http_log)
 set -u
 : "${NPL:?NPL must name the npulaunch binary}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl-cli-XXXXXX")

@@ -9,6 +9,7 @@
 # stopped while the interrupts are bound and started again by tune --revert, also after SIGKILL;
 # the round trip apply -> status --affinity -> a wrong binding reported -> revert runs in a
 # mount namespace on a real, bound server.
+# shellcheck shell=bash source=lib.sh
 source "$(dirname "$0")/lib.sh"
 SHAPES=$NPL_DATA/recipes/good/shapes
 TOPO=$NPL_DATA/topology

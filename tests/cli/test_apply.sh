@@ -2,6 +2,7 @@
 # on 1024 CPUs byte for byte, apply from a bundle and from a recipe, the role
 # found from the node's address, --dry-run changing nothing, refusals that
 # change nothing, a failed exec undoing the tuning, --cpus.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # ---- tune on 1024 CPUs ----

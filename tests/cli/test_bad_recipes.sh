@@ -1,6 +1,7 @@
 # Every bad recipe folder in tests/data/recipes/bad is refused with exactly
 # the messages in its expected.txt (file:line:col, the line, a caret), exit
 # code 5, nothing on stdout and no output written.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$NPL_DATA/recipes/bad" || exit 1
 n=0

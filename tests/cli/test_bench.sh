@@ -1,6 +1,7 @@
 # bench and verify: the benchmark command with its results file, and the
 # verdict on bench_serving's records in their real format (tests/data/bench):
 # a pass, a TPOT miss, a TTFT miss, a run that produced nothing, a broken file.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 B=$NPL_DATA/bench
 K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms

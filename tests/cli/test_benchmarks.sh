@@ -1,6 +1,7 @@
 # Several benchmarks on one deployment (a recipe's `benchmarks:`, issue 24): the recipe key and
 # its errors, the plan's launches, bench.sh, bench, apply --role bench and verify, each running or
 # judging every benchmark in turn. The recipe: tests/data/benchmarks.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need_python jsonschema yaml
 D=$NPL_DATA/benchmarks

@@ -5,6 +5,7 @@
 # the next, and only those it proves its own (a marker), never a look-alike of the user's; a folder
 # exchanged keeps its ACLs and extended attributes, and one a process works in is not exchanged;
 # concurrent renders into one folder are serialised by a lock.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 PD=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
@@ -336,6 +337,7 @@ expect_eq "$(jq -r '.site["model-path"]' "$U/manifest.json")" /use "the bundle a
 expect_eq "$(whole "$U")" "" "the bundle a process works in"
 kill $sleeper && wait $sleeper 2>/dev/null
 # ... and a file open there (bash reads its script as it runs: bench.sh holds it open)
+# shellcheck disable=SC2217  # sleep does not read it: the point is that it holds the file open
 sleep 60 <"$U/bench.sh" &
 sleeper=$!
 while [[ $(readlink "/proc/$sleeper/fd/0") != "$U/bench.sh" ]]; do sleep 0.05; done

@@ -7,6 +7,7 @@
 #      command refers to (QUERIES, SITE VALUES, CLUSTER VALUES, OVERRIDES);
 #   3. every option the help, the completion or the command's man section presents is one the
 #      command takes: `npulaunch CMD --opt --help` (or --opt=x) is not refused.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 MAN=$NPL_SRC/docs/npulaunch.1
 COMPLETION=$NPL_SRC/contrib/npulaunch.bash
@@ -87,6 +88,7 @@ for c in "${cmds[@]}"; do
 		grep -qx -- "$o" "$T/man-opts" || fail "$c: the man page does not name $o (its help does)"
 	done
 	# 3. every option named for the command is one it takes
+	# shellcheck disable=SC2046  # an option is one word: the lists are split on purpose
 	for o in $(printf '%s\n' "${hopts[@]}" $(completion_opts "$c") $(cat "$T/man-own") | sort -u); do
 		accepts "$c" "$o" || fail "$c does not take $o (named by its help, the completion or the man page): $(head -c 300 "$T/err")"
 	done

@@ -1,4 +1,5 @@
 # list, show, --help on every command, --version, and exit codes of the CLI.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # list: a header and 61 rows (22 seed + 39 upstream recipes), columns aligned

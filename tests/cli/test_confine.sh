@@ -4,6 +4,7 @@
 # over 4096 bytes or with NUL bytes, NPULAUNCH_ROOT's rule, an env file that leaves a program in
 # the background, and the rendered scripts' journal and --revert on 1,024 CPUs. Every command
 # that could hang runs under timeout.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 TO=20   # seconds before a hanging command counts as hung

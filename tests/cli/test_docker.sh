@@ -6,6 +6,7 @@
 # environment: each node launches the plan's argv and environment, as the bare script does. As
 # root, every node of a deployment gets a network namespace with its address
 # (tests/tools/k8s_sim.py docker), where the script inside finds its node by hostname -I.
+# shellcheck shell=bash source=lib.sh
 source "$(dirname "$0")/lib.sh"
 TOOLS=$NPL_SRC/tests/tools
 GOLDEN=$NPL_DATA/k8s/golden/docker
@@ -212,7 +213,7 @@ for id in "${!GOLD[@]}"; do
 		sed 's/npulaunch [0-9][0-9a-z.+-]*[0-9a-z]/npulaunch VERSION/' "$f" >"$T/norm/$id/$(basename "$f")"
 	done
 	if [[ ${NPL_UPDATE_GOLDEN:-} == 1 ]]; then
-		rm -rf "$GOLDEN/$id" && mkdir -p "$GOLDEN" && cp -r "$T/norm/$id" "$GOLDEN/$id"
+		rm -rf "${GOLDEN:?}/$id" && mkdir -p "$GOLDEN" && cp -r "$T/norm/$id" "$GOLDEN/$id"
 	fi
 	diff -ru "$GOLDEN/$id" "$T/norm/$id" >"$T/diff" ||
 		fail "docker $id differs from its golden (NPL_UPDATE_GOLDEN=1 to accept): $(head -40 "$T/diff")"
@@ -237,14 +238,14 @@ runs=(
 for r in "${runs[@]}"; do
 	read -r name args <<<"$r"
 	mkdir -p "$T/sim/$name.roots"
-	opts=
-	[[ " $args " == *" --tune "* ]] && opts=--tune
+	tune=()
+	[[ " $args " == *" --tune "* ]] && tune=(--tune)
 	# shellcheck disable=SC2086
 	if ! "$NPL" $args --target docker -o "$T/sim/$name" >"$T/sim/$name.out" 2>&1; then
 		fail "render $args: $(cat "$T/sim/$name.out")"
 		continue
 	fi
-	run "$PY" "$TOOLS/k8s_sim.py" docker "$T/sim/$name" "$T/sim/$name.roots" $opts
+	run "$PY" "$TOOLS/k8s_sim.py" docker "$T/sim/$name" "$T/sim/$name.roots" "${tune[@]}"
 	[[ $rc == 0 ]] || fail "simulated docker $args: $(tail -c 3000 "$T/out")"
 done
 finish

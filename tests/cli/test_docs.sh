@@ -1,6 +1,7 @@
 # Every example of README.md, docs/*.md and the man page runs as shown (tests/tools/doc_examples.py
 # says how): in a sandbox with a rendered PD bundle in deploy/, a site file, results files and a
 # fake host root; as root each in a network namespace of its own, so no probe leaves the machine.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 S=$T/sandbox
 mkdir -p "$S"

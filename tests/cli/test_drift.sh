@@ -2,6 +2,7 @@
 # written from (in sync: exit 0), then against copies of a page edited the ways upstream moves
 # (a flag's value, an exported variable, a section retitled, a section dropped, one added), each
 # difference named where it is; --json; an alias; pages that cannot be read.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 P=$NPL_DATA/pages

@@ -2,6 +2,7 @@
 # (exit 2, pointing to that command's help), --json where the command reports (one document on
 # standard output that parses, messages on standard error), and the exit codes of the README's
 # table. The commands are the ones `npulaunch help` lists: a new one is walked without an edit.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms

@@ -2,6 +2,7 @@
 # table of them through --model-path, --draft-model-path, --set, --env and a
 # site file; each rendered script runs with a stub server that records its
 # argv and environment, and nothing else runs (no PWNED file, one launch).
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 make_root "$T/root"
@@ -52,7 +53,7 @@ for v in "${values[@]}"; do
 	expect_eq "$(jq -r '.env.HOSTILE' "$T/calls")" "$e" "value $i: env"
 	# and the manifest keeps it as data
 	expect_eq "$(jq -r '.site["model-path"]' "$T/r$i/manifest.json")" "$v" "value $i: manifest"
-	# shellcheck sees nothing wrong either
+	# and shellcheck sees nothing wrong either
 	sc "$T/r$i/pd-mixed.sh" >/dev/null 2>&1 || fail "value $i: shellcheck"
 done
 [[ -e $T/cwd/PWNED || -e $T/PWNED || -e $T/r1/PWNED ]] && fail "a hostile value ran a command"

@@ -3,6 +3,7 @@
 # with a new hardware name; --commit; --check; what cannot be read or expressed is located and
 # nothing is written. (The round trip against the pages' own records, node by node on the
 # simulated host, is golden.imported: tests/golden/roundtrip.sh.)
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 P=$NPL_DATA/pages

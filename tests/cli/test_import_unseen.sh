@@ -2,6 +2,7 @@
 # (tests/data/pages/unseen), imported as a new user would, with no hand edit; each recipe
 # validates and renders, what a node would exec is the page's, drift finds them in sync, and a
 # page that is not a recipe page is refused with its location.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 P=$NPL_DATA/pages/unseen

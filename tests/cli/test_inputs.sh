@@ -11,6 +11,7 @@
 #   escaped in list, show, diff, status, wait, verify and the diagnostics.
 # Every command that could hang or run away runs under `timeout`: a hang fails
 # the test instead of stalling the suite.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 ID=qwen3-8b-w8a8-1p-in3k5-out1k5-37ms

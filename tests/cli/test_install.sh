@@ -1,6 +1,7 @@
 # Installed like the tools operators already use: cmake --install to a
 # prefix, the binary working from any folder, the man page, bash completion,
 # and a Debian package with its runtime dependencies.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 : "${NPL_BUILD:?NPL_BUILD must name the build folder}"
 

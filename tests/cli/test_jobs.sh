@@ -2,6 +2,7 @@
 # write the same files, say the same messages in the same order and exit with the same status
 # as when they are rendered in turn (--jobs 1): with the shipped recipes for each target, and
 # with a folder of recipes that fail, warn and flood standard error.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 site=(--model-path /models/m --draft-model-path /models/d --ifname eth0)

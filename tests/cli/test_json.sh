@@ -6,6 +6,7 @@
 # and strict (every object closed, its required fields named), every command that `npulaunch
 # help` lists (but help) must have one and be run here, and the checker must refuse documents
 # that break a schema.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 SCHEMAS=$NPL_SRC/docs/json
 CHECK=$NPL_SRC/tests/tools/json_check.py

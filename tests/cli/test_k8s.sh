@@ -6,6 +6,7 @@
 # and, as root, the pods of every deployment shape run on a simulated cluster
 # (tests/tools/k8s_sim.py: a network namespace per pod, kubelet's expansion, the controllers'
 # variables, DNS records that come late) and launch the plan's argv and environment.
+# shellcheck shell=bash source=lib.sh
 source "$(dirname "$0")/lib.sh"
 TOOLS=$NPL_SRC/tests/tools
 SCHEMAS=$NPL_DATA/k8s
@@ -545,7 +546,7 @@ for target in k8s rbg; do
 		expect_rc 0 "$NPL" ${GOLD[$id]} render "$id" --target $target "${SITE[@]}" -o "$T/gold/$target/$id"
 		golden_norm "$T/gold/$target/$id" "$T/norm/$target/$id"
 		if [[ ${NPL_UPDATE_GOLDEN:-} == 1 ]]; then
-			rm -rf "$GOLDEN/$target/$id" && mkdir -p "$GOLDEN/$target" && cp -r "$T/norm/$target/$id" "$GOLDEN/$target/$id"
+			rm -rf "${GOLDEN:?}/$target/$id" && mkdir -p "$GOLDEN/$target" && cp -r "$T/norm/$target/$id" "$GOLDEN/$target/$id"
 		fi
 		diff -ru "$GOLDEN/$target/$id" "$T/norm/$target/$id" >"$T/diff" ||
 			fail "$target $id differs from its golden (NPL_UPDATE_GOLDEN=1 to accept): $(head -40 "$T/diff")"
@@ -563,12 +564,13 @@ export NPL_MAKE_ROOT=$T/make-root.sh
 
 # sim TARGET NAME ARGS...: render into $T/sim/NAME and run its pods; the result in $T/sim/NAME.out
 sim() {
-	local target=$1 name=$2 opts=
+	local target=$1 name=$2
+	local -a tune=()
 	shift 2
-	[[ " $* " == *" --tune "* ]] && opts=--tune
+	[[ " $* " == *" --tune "* ]] && tune=(--tune)
 	mkdir -p "$T/sim/$name.roots"
 	"$NPL" "$@" --target "$target" -o "$T/sim/$name" >"$T/sim/$name.out" 2>&1 &&
-		"$PY" "$TOOLS/k8s_sim.py" "$target" "$T/sim/$name" "$T/sim/$name.roots" $opts --dns-late 1.2 >>"$T/sim/$name.out" 2>&1
+		"$PY" "$TOOLS/k8s_sim.py" "$target" "$T/sim/$name" "$T/sim/$name.roots" "${tune[@]}" --dns-late 1.2 >>"$T/sim/$name.out" 2>&1
 	echo "$?" >"$T/sim/$name.rc"
 }
 # every shape the shipped recipes have, and those beyond them (instances sharing a node, a

@@ -4,6 +4,7 @@
 # load), never by a clock: 4x the input may take at most 6x the instructions (linear gives about
 # 4, quadratic about 16). The times themselves are bench/run.sh's rows. Skipped without valgrind.
 # Then the checks still catch what they caught, at any size.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 K=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 

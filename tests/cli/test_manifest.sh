@@ -4,6 +4,7 @@
 # Then tests/tools/manifest_fuzz.py mutates real manifests of every target and runs apply, bench,
 # verify, status and wait on each, with python3-jsonschema's verdict on the schema file as the
 # oracle of npulaunch's.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 PD=deepseek-r1-w4a8-1p1d-16p-in3k5-out1k5-50ms
 RESULTS=$NPL_DATA/bench/pass.jsonl

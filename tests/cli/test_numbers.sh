@@ -3,6 +3,7 @@
 # names where it came from and what is accepted); router.sh reads NPULAUNCH_WAIT_TIMEOUT as the
 # binary does and bounds each request alike; verify judges the last record whatever bytes
 # precede it; status refuses a deployment with nothing to probe; bench --host is an address.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 B=$NPL_DATA/bench

@@ -12,6 +12,7 @@
 # storage and state there too), in a mount namespace of its own; the tuning goes to a simulated
 # root (NPULAUNCH_ROOT). Needs root and podman (tests/install-deps.sh installs it); skips, saying
 # why, only where the kernel or the sandbox refuses to run any container at all.
+# shellcheck shell=bash source=lib.sh
 source "$(dirname "$0")/lib.sh"
 TOOLS=$NPL_SRC/tests/tools
 if [[ $(id -u) != 0 ]]; then

@@ -6,6 +6,7 @@
 # apply stops before tuning when preflight fails; the rendered scripts stop before tuning on
 # what they check. In a network namespace of its own (when one can be made): an interface
 # without a carrier, and the node found by its own addresses.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 unset NPULAUNCH_PREFLIGHT
 

@@ -1,6 +1,7 @@
-# render: files and modes, standard output, --site files, byte-identical and
-# shellcheck-clean --all, --check (stale, missing, extra; writes nothing),
+# render: files and modes, standard output, --site files, --all byte-identical and
+# clean under shellcheck, --check (stale, missing, extra; writes nothing),
 # unknown recipes, and scripts that refuse to start before touching the host.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 ID=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 

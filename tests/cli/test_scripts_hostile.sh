@@ -3,6 +3,7 @@
 # changes; the scripts' own variables are out of reach of recipe and user
 # environment; output that cannot be written is a failure; the small ones of
 # issue 14 (a dead sysctl check, exit codes of duplicate addresses and --cpus).
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
@@ -104,6 +105,7 @@ site_case() {  # ROLE VAR=VALUE...: the environment over the base
 	a_msg=$(grep -m 1 '^npulaunch: error: ' "$T/a.err")
 	expect_eq "$s_msg" "${a_msg#npulaunch: error: }" "$(printf '%q ' "$@"): the message"
 }
+# shellcheck disable=SC2088  # '~/m' is a path with a tilde, kept literal on purpose
 paths=(/m / '/with space' "/it's" '/$(x)' relative ./m '~/m' ' /m' $'/a\nb' $'/a\rb' '')
 for v in "${paths[@]}"; do
 	site_case prefill "MODEL_PATH=$v"
@@ -127,7 +129,7 @@ addresses=(10.0.0.1 0.0.0.0 255.255.255.255 1.2.3.4 :: ::1 1:: 1::2 FD00::1 fd00
 RANDOM=14
 for i in $(seq 1 60); do
 	v=
-	for j in $(seq 0 $((RANDOM % 14))); do
+	for _ in $(seq 0 $((RANDOM % 14))); do
 		c='0123456789abcdefABCDEF::..'
 		v+=${c:RANDOM % ${#c}:1}
 	done

@@ -1,5 +1,6 @@
 # Choosing the recipe from a query: the issue's three cases, exit codes, the
 # stderr line, the plan's record of the choice, --nearest, list and diff.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # one best: used, and one line on stderr naming it and why

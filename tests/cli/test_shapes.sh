@@ -3,6 +3,7 @@
 # list, the query, diff and verify (a recipe with no target at all: test_targets.sh); show --explain of the tp-size rule over pp-size and of a
 # socket interface the recipe sets; deviations in show and show --json; the warning on a '$'
 # in a literal value. The launches themselves are tests/golden/test_shapes.c's.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 cd "$NPL_DATA/recipes/good" || exit 1

@@ -4,6 +4,7 @@
 # addresses only to the recipes that need them, as many as their plan asks for
 # (show --json: needs). One shellcheck call per combination, over the scripts
 # no earlier combination produced byte for byte.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 if ! command -v shellcheck >/dev/null; then
 	fail "shellcheck is not installed (the README's first command installs it)"

@@ -2,6 +2,7 @@
 # null said as such, two files merged in order (a key in both refused), one rule for a value a
 # recipe or target has no use for (a note, said once a run; an error under --strict), and
 # validate --site.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 K20=kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms
 PD=kimi-k2.6-w4a8-1p1d-16p-in128k-out1k-100ms

@@ -11,6 +11,7 @@
 # ends it; a short allocation and a missing site value stop it before any step. Nothing leaves
 # the namespaces and loopback. NPL_REGEN=1 writes the golden files instead of comparing.
 # as root it makes namespaces and writes below $T: never without lib.sh's $T
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh" || exit 1
 [[ -d ${T:-} ]] || exit 1
 S=$NPL_SRC/tests/slurm

@@ -3,6 +3,7 @@
 # throughput floor; in the loader, list, show, the queries, diff and verify. And an SGLang version
 # floor (Qwen3.6-35B-A3B: "Use image SGLang >= v0.5.16"): the loader, show, and preflight's check
 # against what a stand-in python reports.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 B=$NPL_DATA/bench

@@ -4,6 +4,7 @@
 # variable wins; null removes; host_rdma needs ASCEND_MF_NIC; bad values located. The A2 profile
 # moved from exporting the variable to naming the protocol: that the shipped and the tests'
 # recipes render the same scripts is golden.shapes' and golden.upstream's, and the last part here.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 R=$T/recipes

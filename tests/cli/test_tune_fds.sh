@@ -1,6 +1,7 @@
 # tune keeps each file open from its check to its write (one open per file), with the
 # descriptor limit raised to its hard limit for that; below it, the files past the budget are
 # opened again to be written; the limit is put back before apply executes the server.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 R=$T/r
 mkdir -p "$R/proc/sys/vm" "$R/proc/sys/kernel"

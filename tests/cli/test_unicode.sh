@@ -9,6 +9,7 @@
 # replaced; the scripts pass shellcheck and launch it. What they cannot carry (bytes that are not
 # UTF-8: a stray byte, an overlong form, a surrogate) is refused with a message that names where
 # it was given, exit 2 (5 for a recipe or a page), and nothing written.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 need_python yaml

@@ -1,6 +1,7 @@
 # validate: the shipped recipes are clean; a recipe breaking each rule is
 # refused with its location (tests/data/recipes/rules/*/expected.txt); render
 # refuses the same; unknown flags need --allow-unknown-flag.
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { fail "jq is not installed"; finish; }
 

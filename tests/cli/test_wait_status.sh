@@ -1,6 +1,7 @@
 # Readiness over HTTP against real servers on loopback: wait, status, and the
 # router that never starts while a server still answers 503 (router.sh and
 # apply --role router).
+# shellcheck shell=bash source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 start_http ok

@@ -15,7 +15,7 @@ set -u
 # docker info: the daemon answers
 [[ ${1:-} == info ]] && exit 0
 npl_json() {  # STRING: as a JSON string
-	local s=$1 out= c i
+	local s=$1 out='' c i
 	for ((i = 0; i < ${#s}; i++)); do
 		c=${s:i:1}
 		case $c in
