@@ -41,10 +41,10 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer: clang Debug"
 # unit-tested above
 cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DNPL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-# The verdict of shellcheck on the rendered scripts does not depend on how npulaunch was built: the
-# plain pass runs it, the sanitizer and ordinary-user passes skip its minutes
+# The verdict of shellcheck on the rendered scripts and on the project's own shell does not depend
+# on how npulaunch was built: the plain pass runs both, the sanitizer and ordinary-user passes skip them
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^cli\.shellcheck$'
+	ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^(cli\.shellcheck|lint\.shell)$'
 
 step "ThreadSanitizer: render --all's workers (cli.jobs with a clang -fsanitize=thread npulaunch)"
 cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DNPL_TSAN=ON -DNPL_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DNPL_WERROR=ON >/dev/null
