@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "npulaunch/arena.h"
+#include "npulaunch/fsio.h"
 #include "npulaunch/launch.h"
 #include "npulaunch/proc.h"
 #include "npulaunch/text.h"
@@ -116,6 +118,39 @@ static int env_before_source(const cJSON *item)
 	const char *when = npl_json_str(item, "when");
 
 	return when && !strcmp(when, "before-source");
+}
+
+/* 1 when an env file's path is absolute and has no '.' or '..' part: under --root it stays there. */
+static int source_path_ok(const char *p)
+{
+	if (*p != '/' || strchr(p, '\n'))
+		return 0;
+	for (; *p; p += strcspn(p, "/")) {
+		size_t n;
+
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* An env file is sourced only when it is a regular file to read: bash would wait on a FIFO
+ * for ever (the host tuned meanwhile), print an error for a folder and go on, and read a
+ * device such as /dev/zero until memory runs out. Checked before anything changes. */
+static void source_file_ok(struct npl_launch_node *l, const char *f)
+{
+	struct stat st;
+	int fd;
+
+	if (access(f, F_OK) != 0) {
+		npl_error(l->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)", f,
+			  strerror(errno));
+		return;
+	}
+	if ((fd = npl_open_regular(f, 0, NPL_READ_MAX, &st, l->diag)) >= 0)
+		close(fd);
 }
 
 static void env_release(struct npl_launch_env *e)
@@ -597,13 +632,14 @@ int npl_launch_prepare(struct npl_launch_node *l, const char *root)
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(l->role, "source")) {
 		char *p = value(l, npl_json_str(it, "path"));
 
-		if (p) {
+		if (p && !source_path_ok(p)) {
+			npl_error(l->diag, NULL, "the env file '%s' is not an absolute path without '.' or '..' parts: "
+				  "refused (a recipe's source: or the manifest's roles[].source)", p);
+		} else if (p) {
 			char *f = root ? npl_arena_printf(l->arena, "%s%s", root, p) : npl_arena_strdup(l->arena, p);
 
 			l->files[l->nfiles++] = f;
-			if (access(f, R_OK) != 0)
-				npl_error(l->diag, NULL, "cannot read %s: %s (is the Ascend toolkit installed on this node?)",
-					  f, strerror(errno));
+			source_file_ok(l, f);
 		}
 		free(p);
 	}

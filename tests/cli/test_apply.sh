@@ -98,7 +98,20 @@ expect_grep "$T/err" "has no role 'mixer' (its roles: prefill, decode, router, b
 mv "$T/root/usr/local/Ascend/nnal/atb/set_env.sh" "$T/atb.sh"
 expect_rc 1 env NPULAUNCH_NODE_IP=10.0.0.1 "$NPL" apply $ID "${SITE[@]}"
 expect_grep "$T/err" "cannot read $T/root/usr/local/Ascend/nnal/atb/set_env.sh: No such file or directory (is the Ascend toolkit installed on this node?)"
-mv "$T/atb.sh" "$T/root/usr/local/Ascend/nnal/atb/set_env.sh"
+# an env file that is not a regular file: bash would wait on a FIFO for ever (the host tuned
+# meanwhile), go on past a folder, and read /dev/zero until memory runs out
+atb=$T/root/usr/local/Ascend/nnal/atb/set_env.sh
+mkfifo "$atb"
+expect_rc 1 timeout 20 env NPULAUNCH_NODE_IP=10.0.0.1 "$NPL" apply $ID "${SITE[@]}"
+expect_grep "$T/err" "cannot read '$atb': a FIFO, not a regular file"
+rm "$atb" && mkdir "$atb"
+expect_rc 1 timeout 20 env NPULAUNCH_NODE_IP=10.0.0.1 "$NPL" apply $ID "${SITE[@]}"
+expect_grep "$T/err" "cannot read '$atb': a directory, not a regular file"
+rmdir "$atb" && ln -s /dev/zero "$atb"
+expect_rc 1 timeout 20 env NPULAUNCH_NODE_IP=10.0.0.1 "$NPL" apply $ID "${SITE[@]}"
+expect_grep "$T/err" "cannot read '$atb': a character device, not a regular file"
+rm "$atb"
+mv "$T/atb.sh" "$atb"
 expect_eq "$(state_of "$T/root")" "$before" "host after refusals"
 [[ -e $T/calls || -e $T/root/run/npulaunch/tune-journal.json ]] && fail "a refused apply launched or journaled"
 
