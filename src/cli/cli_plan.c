@@ -14,6 +14,31 @@
 #include "npulaunch/schema.h"
 #include "npulaunch/text.h"
 
+/* The site values a manifest carries, checked as the flags, site files and environment that
+ * gave them were: a hand-edited manifest gets no value they would refuse. 0, or -1 with the
+ * messages located at the manifest. */
+static int manifest_site_ok(struct npl_cli *cli, const cJSON *plan, const char *path)
+{
+	const cJSON *site = cJSON_GetObjectItemCaseSensitive(plan, "site"), *v, *it;
+	struct npl_loc at = {path, 0, 0};
+	struct npl_site tmp;
+	int k, errors = cli->diag.errors;
+
+	memset(&tmp, 0, sizeof(tmp));
+	for (k = 0; k < NPL_SITE_COUNT; k++) {
+		const char *what = npl_arena_printf(&cli->arena, ".site.%s", npl_site_key_name(k));
+
+		v = cJSON_GetObjectItemCaseSensitive(site, npl_site_key_name(k));
+		if (cJSON_IsString(v))
+			npl_site_set_as(&tmp, &cli->arena, k, v->valuestring, what, &at, &cli->diag);
+		else if (cJSON_IsArray(v))
+			cJSON_ArrayForEach(it, v)
+				if (cJSON_IsString(it))
+					npl_site_set_as(&tmp, &cli->arena, k, it->valuestring, what, &at, &cli->diag);
+	}
+	return cli->diag.errors > errors ? -1 : 0;
+}
+
 static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
 {
 	size_t len;
@@ -26,7 +51,7 @@ static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
 		if (!cli->diag.errors)
 			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
 				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);
-	} else if (npl_manifest_validate(plan, path, &cli->diag) == 0) {
+	} else if (npl_manifest_validate(plan, path, &cli->diag) == 0 && manifest_site_ok(cli, plan, path) == 0) {
 		return plan;
 	}
 	/* no command reads a manifest of another shape: docs/json/manifest.schema.json */

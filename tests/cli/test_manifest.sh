@@ -73,6 +73,19 @@ refused "./manifest.json: error: .roles[0].tp_size: a number <= 1000000 is expec
 	"$NPL" apply --dry-run --role prefill
 mutate 'd["files"]["\x1bx"] = {"sha256": "0" * 64}'
 refused './manifest.json: error: .files["\x1bx"]: no such field here' "$NPL" bench --dry-run
+# the site values a hand-edited manifest carries are checked as the flags' are (apply exported
+# GLOO_SOCKET_IFNAME='eth0; rm -rf /' and passed --model-path relative before)
+mutate 'd["site"]["ifname"] = "eth0; rm -rf /"'
+refused "./manifest.json: error: .site.ifname 'eth0; rm -rf /' is not a network interface name" \
+	"$NPL" apply --dry-run --role prefill
+mutate 'd["site"]["model-path"] = "relative"'
+refused "./manifest.json: error: .site.model-path must be an absolute path, not 'relative'" "$NPL" bench --dry-run
+# an env file whose path climbs out of --root (joined to it, it named the host's /etc/passwd)
+mutate 'd["roles"][0]["source"][0]["path"] = "/usr/local/Ascend/../../../etc/passwd"'
+(cd "$T/m" && NPULAUNCH_NODE_IP=127.0.0.1 "${NS[@]}" "$NPL" apply --dry-run --role prefill --root "$T/m" \
+	--no-preflight >"$T/out" 2>"$T/err")
+expect_eq "$?" 1 "apply with an env file that climbs out of the root"
+expect_grep "$T/err" "the env file '/usr/local/Ascend/../../../etc/passwd' is not an absolute path without '.' or '..' parts"
 # a manifest named as a file: its own path in the message
 mutate 'd["needs"] = {}'
 refused "$T/m/manifest.json: error: .needs: an array is expected, not an object" "$NPL" bench --dry-run "$T/m/manifest.json"
@@ -90,14 +103,19 @@ refused "status: the router endpoint http://10.1.2.3:6688: its host is no addres
 mutate 'd["roles"][0]["endpoints"][0]["url"] = "http://127.0.0.1:22"'
 refused "status: the prefill endpoint http://127.0.0.1:22: its port is none the role's nodes listen on" \
 	"$NPL" status --timeout 0.2
-mutate 'd["site"]["prefill-ip"] = ["evil.example"]'
+mutate 'd["roles"][0]["endpoints"][0]["url"] = "http://evil.example:8000"'
 refused "status: the prefill endpoint http://evil.example:8000: its host is not an IP address" \
 	"$NPL" status --timeout 0.2
+# the endpoints come from the site addresses, which are checked as the flags' are when the
+# manifest is read: a name or a URL path there never reaches a request
+mutate 'd["site"]["prefill-ip"] = ["evil.example"]'
+refused "./manifest.json: error: .site.prefill-ip 'evil.example' is not an IPv4 or IPv6 address" \
+	"$NPL" status --timeout 0.2
 mutate 'd["site"]["decode-ip"] = ["127.0.0.1/x?"]'
-refused "status: the decode endpoint http://127.0.0.1/x?:8001: its host is not an IP address" \
+refused "./manifest.json: error: .site.decode-ip '127.0.0.1/x?' is not an IPv4 or IPv6 address" \
 	"$NPL" status --timeout 0.2
 # apply's router waits for the servers by the same endpoints
-mutate 'd["site"]["prefill-ip"] = ["evil.example"]'
+mutate 'd["roles"][0]["endpoints"][0]["url"] = "http://evil.example:8000"'
 (cd "$T/m" && NPULAUNCH_NODE_IP=127.0.0.1 NPULAUNCH_WAIT_TIMEOUT=1 "${NS[@]}" "$NPL" apply --role router --root "$T/m" --no-preflight >"$T/out" 2>"$T/err")
 expect_eq "$?" 2 "apply --role router with a tampered endpoint"
 expect_grep "$T/err" "apply: the prefill endpoint http://evil.example:8000: its host is not an IP address"
