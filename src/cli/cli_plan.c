@@ -26,7 +26,8 @@ static int manifest_site_ok(struct npl_cli *cli, const cJSON *plan, const char *
 
 	memset(&tmp, 0, sizeof(tmp));
 	for (k = 0; k < NPL_SITE_COUNT; k++) {
-		const char *what = npl_arena_printf(&cli->arena, ".site.%s", npl_site_key_name(k));
+		/* not ".site.KEY: ", which is how the shape's messages begin: the shape is right */
+		const char *what = npl_arena_printf(&cli->arena, "the site's %s", npl_site_key_name(k));
 
 		v = cJSON_GetObjectItemCaseSensitive(site, npl_site_key_name(k));
 		if (cJSON_IsString(v))

@@ -76,10 +76,10 @@ refused './manifest.json: error: .files["\x1bx"]: no such field here' "$NPL" ben
 # the site values a hand-edited manifest carries are checked as the flags' are (apply exported
 # GLOO_SOCKET_IFNAME='eth0; rm -rf /' and passed --model-path relative before)
 mutate 'd["site"]["ifname"] = "eth0; rm -rf /"'
-refused "./manifest.json: error: .site.ifname 'eth0; rm -rf /' is not a network interface name" \
+refused "./manifest.json: error: the site's ifname 'eth0; rm -rf /' is not a network interface name" \
 	"$NPL" apply --dry-run --role prefill
 mutate 'd["site"]["model-path"] = "relative"'
-refused "./manifest.json: error: .site.model-path must be an absolute path, not 'relative'" "$NPL" bench --dry-run
+refused "./manifest.json: error: the site's model-path must be an absolute path, not 'relative'" "$NPL" bench --dry-run
 # an env file whose path climbs out of --root (joined to it, it named the host's /etc/passwd)
 mutate 'd["roles"][0]["source"][0]["path"] = "/usr/local/Ascend/../../../etc/passwd"'
 (cd "$T/m" && NPULAUNCH_NODE_IP=127.0.0.1 "${NS[@]}" "$NPL" apply --dry-run --role prefill --root "$T/m" \
@@ -109,10 +109,10 @@ refused "status: the prefill endpoint http://evil.example:8000: its host is not 
 # the endpoints come from the site addresses, which are checked as the flags' are when the
 # manifest is read: a name or a URL path there never reaches a request
 mutate 'd["site"]["prefill-ip"] = ["evil.example"]'
-refused "./manifest.json: error: .site.prefill-ip 'evil.example' is not an IPv4 or IPv6 address" \
+refused "./manifest.json: error: the site's prefill-ip 'evil.example' is not an IPv4 or IPv6 address" \
 	"$NPL" status --timeout 0.2
 mutate 'd["site"]["decode-ip"] = ["127.0.0.1/x?"]'
-refused "./manifest.json: error: .site.decode-ip '127.0.0.1/x?' is not an IPv4 or IPv6 address" \
+refused "./manifest.json: error: the site's decode-ip '127.0.0.1/x?' is not an IPv4 or IPv6 address" \
 	"$NPL" status --timeout 0.2
 # apply's router waits for the servers by the same endpoints
 mutate 'd["roles"][0]["endpoints"][0]["url"] = "http://evil.example:8000"'
