@@ -146,15 +146,15 @@ int npl_cmd_drift(int argc, char **argv, struct npl_cli *cli)
 	int c, i, json = 0, rc, differ = 0, broken = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (c == 'j') {
 			json = 1;
 		} else if (c == 'h') {
 			help();
 			return NPL_EXIT_OK;
 		} else {
-			fputs("Try 'npulaunch drift --help' for more information.\n", stderr);
-			return NPL_EXIT_USAGE;
+			return npl_cli_usage_error("drift", c == ':' ? "option '%s' needs a value" : "unknown option '%s'",
+						   argv[optind - 1]);
 		}
 	}
 	if (optind == argc) {

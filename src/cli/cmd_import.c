@@ -213,7 +213,7 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 	cJSON *top = NULL, *pages = NULL;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			dir = optarg;
@@ -234,9 +234,10 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 		case 'h':
 			help();
 			return NPL_EXIT_OK;
+		case ':':
+			return npl_cli_usage_error("import", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			fputs("Try 'npulaunch import --help' for more information.\n", stderr);
-			return NPL_EXIT_USAGE;
+			return npl_cli_usage_error("import", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (dir && *dir && npl_cli_output_dir("import", dir))

@@ -1,5 +1,5 @@
 # Every command by the same rules (issue 17): --help (usage, examples, exit 0), an unknown option
-# (exit 2, pointing to that command's help), --json where the command reports (one document on
+# (exit 2, naming it and pointing to that command's help), --json where the command reports (one document on
 # standard output that parses, messages on standard error), and the exit codes of the README's
 # table. The commands are the ones `npulaunch help` lists: a new one is walked without an edit.
 # shellcheck shell=bash source=lib.sh
@@ -19,6 +19,8 @@ for c in "${cmds[@]}"; do
 	expect_rc 0 "$NPL" help "$c"
 	expect_grep "$T/out" "usage: npulaunch $c"
 	expect_rc 2 "$NPL" "$c" --no-such-option
+	# (help takes a command's name: "no command '--no-such-option'")
+	[[ $c == help ]] || expect_grep "$T/err" "npulaunch: $c: unknown option '--no-such-option'"
 	expect_grep "$T/err" "Try 'npulaunch $c --help' for more information."
 	[[ -s $T/out ]] && fail "$c --no-such-option printed on standard output: $(head -c 300 "$T/out")"
 done
