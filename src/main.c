@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 			cli.recipe_dirs[cli.nrecipe_dirs++] = tok;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hVq", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hVq", opts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			cli.diag.quiet = 1;
@@ -280,6 +280,9 @@ int main(int argc, char **argv)
 		case 'V':
 			want_version = 1;
 			break;
+		case ':':
+			rc = npl_cli_usage_error(NULL, "option '%s' needs a value", argv[optind - 1]);
+			goto out;
 		default:
 			rc = npl_cli_usage_error(NULL, "unknown option '%s'", argv[optind - 1]);
 			goto out;

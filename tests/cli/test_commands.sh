@@ -97,6 +97,11 @@ expect_rc 0 "$NPL" show --templates "$NPL_SRC/templates" kimi-k2.6-w4a8-8p-in8k-
 expect_rc 2 "$NPL" list --recipes
 expect_grep "$T/err" "npulaunch: list: option '--recipes' needs a value"
 expect_grep "$T/err" "Try 'npulaunch list --help' for more information."
+# and before the command, where it said "unknown option '--recipes'"
+expect_rc 2 "$NPL" --recipes
+expect_grep "$T/err" "npulaunch: option '--recipes' needs a value"
+expect_rc 2 "$NPL" --templates
+expect_grep "$T/err" "npulaunch: option '--templates' needs a value"
 expect_rc 2 "$NPL" list -- --recipes "$T/r"
 # a warning of one kind is said once a run, the others counted; --quiet says none
 expect_rc 0 "$NPL" render --all -o "$T/all"
