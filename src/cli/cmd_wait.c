@@ -141,6 +141,13 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 		fprintf(stderr, "npulaunch: wait: %s\n", herr);
 		return NPL_EXIT_FAIL;
 	}
+	/* a URL no request can use is refused now, not polled until the time is up */
+	for (int i = 0; i < n; i++)
+		if (npl_health_url_check(urls[i], herr, sizeof(herr))) {
+			rc = npl_cli_usage_error("wait", "'%s' is not a URL of a server: %s", urls[i], herr);
+			free(urls);
+			return rc;
+		}
 	res = npl_xcalloc((size_t)n, sizeof(*res));
 	left = npl_wait(urls, n, kind, timeout, json ? NULL : stdout, res);
 	if (json)

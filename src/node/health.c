@@ -39,6 +39,12 @@ static struct {
 	void (*easy_cleanup)(CURL *);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void (*slist_free_all)(struct curl_slist *);
+	CURLU *(*url)(void);
+	CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+	CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
+	void (*url_cleanup)(CURLU *);
+	const char *(*url_strerror)(CURLUcode);
+	void (*free)(void *);
 } cu;
 
 /* Bind one symbol; the memcpy is POSIX's way from dlsym()'s void * to a function pointer. */
@@ -74,7 +80,9 @@ int npl_health_init(char *err, size_t errn)
 	    BIND(easy_setopt, "curl_easy_setopt") || BIND(easy_perform, "curl_easy_perform") ||
 	    BIND(easy_getinfo, "curl_easy_getinfo") || BIND(easy_strerror, "curl_easy_strerror") ||
 	    BIND(easy_cleanup, "curl_easy_cleanup") || BIND(slist_append, "curl_slist_append") ||
-	    BIND(slist_free_all, "curl_slist_free_all")) {
+	    BIND(slist_free_all, "curl_slist_free_all") || BIND(url, "curl_url") || BIND(url_set, "curl_url_set") ||
+	    BIND(url_get, "curl_url_get") || BIND(url_cleanup, "curl_url_cleanup") ||
+	    BIND(url_strerror, "curl_url_strerror") || BIND(free, "curl_free")) {
 		dlclose(lib);
 		return -1;
 	}
@@ -84,6 +92,31 @@ int npl_health_init(char *err, size_t errn)
 	}
 	done = 1;   /* the library stays loaded until exit */
 	return 0;
+}
+
+int npl_health_url_check(const char *url, char *why, size_t whyn)
+{
+	CURLU *u = cu.url();
+	char *port = NULL;
+	CURLUcode rc;
+	int bad = 0;
+
+	if (!u)
+		npl_oom();
+	/* libcurl's own parser, as the requests use it: a scheme, a host, a port of 0 to 65535, a
+	   closed [IPv6], no white space */
+	rc = cu.url_set(u, CURLUPART_URL, url, 0);
+	if (rc == CURLUE_OK && cu.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+	    !strcmp(port, "0")) {
+		snprintf(why, whyn, "port 0 is no server's");
+		bad = 1;
+	} else if (rc != CURLUE_OK) {
+		snprintf(why, whyn, "%s", cu.url_strerror(rc));
+		bad = 1;
+	}
+	cu.free(port);
+	cu.url_cleanup(u);
+	return bad ? -1 : 0;
 }
 
 static size_t collect(char *p, size_t size, size_t n, void *arg)

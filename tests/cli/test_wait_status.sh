@@ -34,6 +34,17 @@ if [[ $(id -u) == 0 ]] && command -v unshare >/dev/null; then
 	expect_grep "$T/out" "not ready  http://10.9.9.9:8000  (no route to the host)"
 fi
 expect_rc 2 "$NPL" wait 10.0.0.1:8000
+# a URL no request can use is refused at once (it was polled until the timeout, 30 minutes by
+# default): libcurl's parser says why
+expect_rc 2 timeout 20 "$NPL" wait 'http://[::1' --timeout 600
+expect_grep "$T/err" "npulaunch: wait: 'http://[::1' is not a URL of a server: Bad IPv6 address"
+expect_rc 2 timeout 20 "$NPL" wait http://127.0.0.1:99999 --timeout 600
+expect_grep "$T/err" "'http://127.0.0.1:99999' is not a URL of a server: Port number was not a decimal number between 0 and 65535"
+expect_rc 2 timeout 20 "$NPL" wait http://:80 --timeout 600
+expect_grep "$T/err" "'http://:80' is not a URL of a server: No host part in the URL"
+expect_rc 2 timeout 20 "$NPL" wait 'http://127.0.0.1:1 x' --timeout 600
+expect_rc 2 timeout 20 "$NPL" wait http://127.0.0.1:0 --timeout 600
+expect_grep "$T/err" "'http://127.0.0.1:0' is not a URL of a server: port 0 is no server's"
 # only http and https, whatever a URL names, also one read from a manifest (issue 25):
 # gopher:// would send whatever listens there raw bytes
 expect_rc 2 "$NPL" wait "gopher://127.0.0.1:1/_x"
