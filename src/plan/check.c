@@ -103,7 +103,8 @@ static int check_value(const struct npl_flag_spec *f, const cJSON *values, const
 		return -1;
 	}
 	if ((f->type == NPL_FT_INT || f->type == NPL_FT_FLOAT || f->type == NPL_FT_STRING) && n != 1) {
-		*why = npl_arena_printf(a, "takes %s, not %d", type_names[f->type], n);
+		*why = n ? npl_arena_printf(a, "takes %s, not %d values", type_names[f->type], n)
+			 : npl_arena_printf(a, "takes %s: no value is given", type_names[f->type]);
 		return -1;
 	}
 	cJSON_ArrayForEach(v, values) {

@@ -286,6 +286,29 @@ static void test_runtime_registry(void **state)
 	npl_diag_release(&d);
 }
 
+/* A flag of one value given none or two: the message counts values, and says when none was
+ * given (it read "takes a number, not 0", as if 0 had been refused). */
+static void test_check_value_count(void **state)
+{
+	static const char plan_text[] =
+		"{\"recipe\": {\"id\": \"r\"}, \"roles\": [{\"role\": \"prefill\", \"program\": \"server\","
+		" \"nodes\": [{\"launch\": [\"python3\", \"-m\", \"sglang.launch_server\"], \"flags\": ["
+		"{\"flag\": \"--mem-fraction-static\", \"values\": []},"
+		"{\"flag\": \"--dp-size\", \"values\": [\"1\", \"2\"]}"
+		"]}]}]}";
+	cJSON *plan = cJSON_Parse(plan_text);
+	struct npl_diag d = NPL_DIAG_INIT;
+
+	(void)state;
+	assert_non_null(plan);
+	assert_int_equal(npl_check_flags(&shipped, plan, 0, &d), 2);
+	assert_string_equal(npl_test_msg(&d, 0),
+			    "error: r: prefill: --mem-fraction-static takes a number: no value is given");
+	assert_string_equal(npl_test_msg(&d, 1), "error: r: prefill: --dp-size takes a whole number, not 2 values");
+	npl_diag_release(&d);
+	cJSON_Delete(plan);
+}
+
 /* The plan check matches names the same way. */
 static void test_check_flags(void **state)
 {
@@ -341,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_mismatch_messages),
 		cmocka_unit_test(test_runtime_registry),
 		cmocka_unit_test(test_check_flags),
+		cmocka_unit_test(test_check_value_count),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
