@@ -128,7 +128,7 @@ static void meta_fill(struct npl_page *p, const struct meta *mt)
 /* One page into the set: DIR/MODEL/model.yaml and DIR/MODEL/ID.yaml; into pages (may be NULL)
  * what it wrote. */
 static int one(struct npl_cli *cli, const char *path, const char *dir, const char *commit, const struct meta *mt,
-	       struct npl_outset *set, cJSON *pages)
+	       struct npl_outset *set, cJSON *pages, cJSON *models)
 {
 	cJSON *pj = NULL, *rj = NULL;
 	struct npl_import_opts o = {0};
@@ -151,6 +151,15 @@ static int one(struct npl_cli *cli, const char *path, const char *dir, const cha
 	o.ndirs = cli->nrecipe_dirs;
 	if (npl_import_page(&p, &o, &r, &cli->arena, &cli->diag))
 		return -1;
+	/* models: the model of each page so far; two pages of one model would write its model.yaml twice */
+	if (cJSON_GetObjectItemCaseSensitive(models, r.model_id)) {
+		npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
+			  "model %s is also the model of %s, imported in this run: import one page per model into a folder",
+			  r.model_id, cJSON_GetObjectItemCaseSensitive(models, r.model_id)->valuestring);
+		npl_import_release(&r);
+		return -1;
+	}
+	cJSON_AddStringToObject(models, r.model_id, path);
 	y = npl_import_yaml(r.model, npl_arena_printf(&cli->arena, "%s, imported from %s by npulaunch import",
 							cJSON_GetObjectItem(r.model, "name")->valuestring, base),
 			    &cli->arena);
@@ -210,7 +219,7 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 	struct meta mt = {{0}, NULL};
 	const char *dir = NULL, *commit = NULL;
 	int c, i, check = 0, json = 0, differ = 0, rc = NPL_EXIT_OK;
-	cJSON *top = NULL, *pages = NULL;
+	cJSON *top = NULL, *pages = NULL, *models;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
@@ -258,9 +267,11 @@ int npl_cmd_import(int argc, char **argv, struct npl_cli *cli)
 		top = cJSON_CreateObject();
 		pages = cJSON_CreateArray();
 	}
+	models = cJSON_CreateObject();
 	for (i = optind; i < argc; i++)
-		if (one(cli, argv[i], dir, commit, &mt, &set, pages))
+		if (one(cli, argv[i], dir, commit, &mt, &set, pages, models))
 			rc = NPL_EXIT_INVALID;
+	cJSON_Delete(models);
 	npl_cli_flush(cli);
 	if (rc == NPL_EXIT_OK) {
 		if (check)

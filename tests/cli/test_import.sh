@@ -136,6 +136,12 @@ expect_grep "$T/err" "no hardware profile is named 'Atlas 9000 Z9'"
 sed '190s/$/ \&\& rm -rf \/tmp\/x/' "$P/upstream/qwen3_8b.mdx" >"$T/shell.mdx"
 expect_rc 5 "$NPL" import "$T/shell.mdx" -o "$T/none"
 expect_grep "$T/err" "$T/shell.mdx:190:31: error: cannot read a redirection"
+# two pages of one model (the older and the newer layout) in one run: the second is refused by
+# name, before anything is written (the commit said only "cannot create a file next to
+# .../model.yaml: File exists")
+expect_rc 5 "$NPL" import "$P/upstream-2026/qwen3_8b.mdx" "$P/upstream/qwen3_8b.mdx" -o "$T/none"
+expect_grep "$T/err" "$P/upstream/qwen3_8b.mdx: error: model qwen3-8b is also the model of $P/upstream-2026/qwen3_8b.mdx, imported in this run"
+[[ ! -e $T/none ]] || fail "a refused import of two pages of one model wrote $T/none"
 # a page in good order beside a broken one: nothing of either is written
 expect_rc 5 "$NPL" import "$P/upstream/qwen3_8b.mdx" "$T/typo.mdx" -o "$T/none"
 [[ ! -e $T/none ]] || fail "a failed import wrote part of its pages"
