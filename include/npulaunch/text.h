@@ -87,6 +87,11 @@ char *npl_fmt_int(char *buf, size_t n, int v);
  * 1 above; -2 when either does not start with a version. */
 int npl_version_cmp(const char *version, const char *floor);
 
+/* 1 when the n bytes of JSON text hold the escape \u0000: cJSON decodes it into a NUL that ends
+ * the C string early, so what follows it in the string would be dropped unseen (a journal's
+ * "/proc/sys/vm/swappiness\u0000x" read as the swappiness file). A reader of npulaunch's own formats
+ * refuses such text. */
+int npl_json_nul_escape(const char *text, size_t n);
 /* url for messages: the password of user:password@ (or a user alone) as *** (out, n bytes). */
 const char *npl_url_redacted(const char *url, char *out, size_t n);
 

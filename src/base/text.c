@@ -329,6 +329,19 @@ int npl_decimal_text(const char *s)
 	return n && npl_decimal_span(s, n, 0) == n;
 }
 
+int npl_json_nul_escape(const char *text, size_t n)
+{
+	const char *p = text, *end = text + n;
+
+	/* \\u0000 (a backslash, then the text u0000) is refused too: no value of ours holds either */
+	while ((p = memchr(p, '\\', (size_t)(end - p))) && end - p >= 6) {
+		if (!memcmp(p + 1, "u0000", 5))
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
 int npl_parse_number_n(const char *s, size_t n, const struct npl_number_spec *spec, double *out)
 {
 	double v = 0, frac = 0, scale = 1;

@@ -44,11 +44,16 @@ static cJSON *read_manifest(struct npl_cli *cli, const char *path, int *rc)
 {
 	size_t len;
 	char *text = npl_read_file(path, &len, &cli->diag);
-	/* one JSON document, nothing after it */
-	cJSON *plan = text && strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
+	/* one JSON document, nothing after it, and no \u0000 (cJSON would cut the string there) */
+	int nul = text && npl_json_nul_escape(text, len);
+	cJSON *plan = text && !nul && strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
 
 	free(text);
-	if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
+	if (nul) {
+		/* not ".PATH: ", how the shape's messages begin: a string's text is refused, not the shape */
+		npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
+			  "a string holds \\u0000 (a NUL, which would cut the value short): not written by npulaunch");
+	} else if (!plan || !npl_json_str(plan, "format") || strcmp(npl_json_str(plan, "format"), NPL_PLAN_FORMAT)) {
 		if (!cli->diag.errors)
 			npl_error(&cli->diag, &(struct npl_loc){path, 0, 0},
 				  "not a npulaunch manifest (format %s)", NPL_PLAN_FORMAT);

@@ -16,6 +16,7 @@
 #include "npulaunch/buf.h"
 #include "npulaunch/fsio.h"
 #include "npulaunch/plan.h"
+#include "npulaunch/text.h"
 #include "npulaunch/tune.h"
 #include "tune_internal.h"
 
@@ -220,6 +221,9 @@ int npl_tune_journal_parse(struct npl_tune_journal *j, const char *file, const c
 	int v1, i = 0, bad = 0, cap;
 
 	memset(j, 0, sizeof(*j));
+	if (npl_json_nul_escape(text, len))
+		return npl_error(d, &at, "the tuning journal holds \\u0000 (a NUL, which would cut a path short): "
+				 "not written by npulaunch; nothing was changed");
 	o = memchr(text, '\0', len) ? NULL : cJSON_ParseWithLength(text, len);
 	fmt = o ? npl_json_str(o, "format") : NULL;
 	if (!cJSON_IsObject(o) || !fmt || (strcmp(fmt, NPL_TUNE_JOURNAL_FORMAT) && strcmp(fmt, JOURNAL_V1))) {

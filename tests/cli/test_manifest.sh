@@ -80,6 +80,11 @@ refused "./manifest.json: error: the site's ifname 'eth0; rm -rf /' is not a net
 	"$NPL" apply --dry-run --role prefill
 mutate 'd["site"]["model-path"] = "relative"'
 refused "./manifest.json: error: the site's model-path must be an absolute path, not 'relative'" "$NPL" bench --dry-run
+# a NUL in a string (\u0000): cJSON would end the string there, and /m read as the whole value
+mutate 'd["site"]["model-path"] = "/m\x00 --evil"'
+grep -qF '\u0000' "$T/m/manifest.json" || fail "the NUL was not planted"
+refused './manifest.json: error: a string holds \u0000 (a NUL, which would cut the value short)' \
+	"$NPL" apply --dry-run --role prefill
 # an env file whose path climbs out of --root (joined to it, it named the host's /etc/passwd)
 mutate 'd["roles"][0]["source"][0]["path"] = "/usr/local/Ascend/../../../etc/passwd"'
 (cd "$T/m" && NPULAUNCH_NODE_IP=127.0.0.1 "${NS[@]}" "$NPL" apply --dry-run --role prefill --root "$T/m" \

@@ -453,6 +453,13 @@ static void test_journal_services(void **state)
 		snprintf(want, sizeof(want), "j.json: error: entry 1 (a service): %s", bad[i][1]);
 		assert_string_equal(msg(f, 0), want);
 	}
+	/* a path cut short by \u0000 (cJSON ends the string there): it read as the swappiness file */
+	npl_diag_release(&f->d);
+	snprintf(text, sizeof(text), "{\"format\": \"npulaunch-tune-journal/2\", \"root\": \"/\", \"entries\": [{\"name\": "
+		 "\"vm.swappiness\", \"path\": \"/proc/sys/vm/swappiness\\u0000x\", \"base64\": \"NjAK\"}]}");
+	assert_int_equal(npl_tune_journal_parse(&j, "j.json", text, strlen(text), "/", &f->d), -1);
+	assert_string_equal(msg(f, 0), "j.json: error: the tuning journal holds \\u0000 (a NUL, which would cut a path "
+				       "short): not written by npulaunch; nothing was changed");
 	drop(f);
 }
 

@@ -344,6 +344,13 @@ static void test_parse_number(void **state)
 	assert_false(npl_decimal_text("1.5.2"));
 	assert_false(npl_decimal_text("0x10"));
 	assert_false(npl_decimal_text("8 "));
+	/* JSON text with the escape of a NUL, which cJSON would cut a string at */
+	assert_true(npl_json_nul_escape("{\"p\": \"/a\\u0000b\"}", 17));
+	assert_true(npl_json_nul_escape("\\u0000", 6));
+	assert_false(npl_json_nul_escape("\\u000", 5));
+	assert_false(npl_json_nul_escape("\\u0001 \\u00e9 \\n", 16));
+	assert_false(npl_json_nul_escape("\\u0000", 5));   /* past n */
+	assert_false(npl_json_nul_escape("", 0));
 	/* what is accepted, for messages */
 	assert_string_equal(npl_number_expected(buf, sizeof(buf), &secs),
 			    "a number of seconds from 0 to 604800 (decimal, like 1.5)");
