@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npulaunch/cli.h"
 #include "npulaunch/output.h"
@@ -614,10 +615,17 @@ static int check_folder(struct npl_cli *cli, const struct npl_outset *set, const
 {
 	char *lines = NULL;
 	size_t nlines = 0;
-	FILE *mem = o->json ? open_memstream(&lines, &nlines) : stdout;
+	FILE *mem;
+	struct stat st;
 	int diffs;
 
-	if (!mem)
+	/* a file where the folder belongs: what render would refuse to write into, not N missing files */
+	if (stat(o->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		npl_error(&cli->diag, NULL, "'%s' exists and is not a directory: nothing to compare", o->dir);
+		npl_cli_flush(cli);
+		return NPL_EXIT_FAIL;
+	}
+	if (!(mem = o->json ? open_memstream(&lines, &nlines) : stdout))
 		npl_oom();
 	diffs = npl_out_check(set, mem);
 	if (o->json) {

@@ -77,6 +77,12 @@ edited $T/a1/$ID/pd-mixed.sh
 extra $T/a1/kimi-k2.6-w4a8-8p-in3k5-out1k5-20ms/notes.txt
 extra $T/a1/old-recipe/" "--check report"
 expect_eq "$(snap)" "$before" "--check changed the folder"
+# a file where the folder belongs: said so, as render says it, not every file "missing"
+echo user-data >"$T/afile"
+expect_rc 1 "$NPL" render --all -o "$T/afile" --check
+expect_grep "$T/err" "npulaunch: error: '$T/afile' exists and is not a directory: nothing to compare"
+expect_eq "$(cat "$T/out")" "" "render --check into a file: standard output"
+expect_eq "$(cat "$T/afile")" user-data "the file render --check was pointed at"
 # a single recipe folder checks the same way
 expect_rc 0 "$NPL" render $ID --model-path /m --draft-model-path /d --ifname eth0 -o "$T/one" --check
 chmod 644 "$T/one/pd-mixed.sh"
