@@ -72,6 +72,9 @@ int npl_recipe_read_bool(struct ctx *c, const struct npl_ynode *v, const char *k
 int npl_recipe_is_env_name(const char *s);
 int npl_recipe_is_flag_name(const char *s);
 int npl_recipe_is_id(const char *s);
+/* The longest id: it names a folder (render --all) and a file (import's ID.yaml), whose names
+ * file systems cap at 255 bytes. */
+#define NPL_ID_MAX 200
 int npl_recipe_is_abs_path(const char *s);
 /* A list of strings, each checked by ok() (may be NULL); what names the kind of item. */
 int npl_recipe_read_strlist(struct ctx *c, const struct npl_ynode *v, const char *key,

@@ -275,6 +275,9 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 	} else if (npl_keyis(key, "id")) {
 		if (!npl_recipe_is_id(s.s))
 			return npl_recipe_fail(c, v, "'%s' is not an id (lowercase letters, digits, '.', '_', '-')", s.s);
+		if (strlen(s.s) > NPL_ID_MAX)
+			return npl_recipe_fail(c, v, "the id is %zu characters long: at most %d (it names a folder and a file)",
+					       strlen(s.s), NPL_ID_MAX);
 		L->id = s.s;
 	} else if (npl_keyis(key, "name") || npl_keyis(key, "title")) {
 		L->name = s.s;
@@ -283,6 +286,9 @@ static int f_ident(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 			if (!npl_recipe_is_id(L->id))
 				return npl_recipe_fail(c, v, "the title gives the id '%s', which has characters an id may not have (lowercase letters, digits, '.', '_', '-')",
 						       L->id);
+			if (strlen(L->id) > NPL_ID_MAX)
+				return npl_recipe_fail(c, v, "the title gives an id of %zu characters: at most %d (it names a "
+						       "folder and a file): shorten the title", strlen(L->id), NPL_ID_MAX);
 		}
 	} else if (npl_keyis(key, "notes")) {
 		L->notes = s.s;

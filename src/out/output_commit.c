@@ -397,8 +397,7 @@ static int survey(struct commit *c, struct unit *u)
 
 	if (stat(u->dir, &u->st)) {
 		if (errno != ENOENT)
-			return npl_error(c->d, NULL, "cannot read '%s': %s", u->dir,
-					 strerror(errno));
+			return npl_error(c->d, NULL, "cannot write into '%s': %s", u->dir, strerror(errno));
 		u->exchange = 1; /* a bundle whose folder is not there yet: renamed into place */
 		return 0;
 	}

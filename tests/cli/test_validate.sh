@@ -83,4 +83,15 @@ grep -q 'tp-size 8 contradicts the rule tp-size: pd-mixed needs 4 ' rules/tp-tim
 grep -q 'attn-cp-size 3 .*does not divide tp-size 16' rules/cp-divides-tp/expected.txt || fail "cp-divides-tp: $(cat rules/cp-divides-tp/expected.txt)"
 # the mf-store URL is refused for both servers the disagg role stands for
 expect_eq "$(grep -c 'ASCEND_MF_STORE_URL of \(prefill\|decode\) ' rules/mf-store-env/expected.txt)" 2 "mf-store-env errors"
+
+# an id names a folder (render --all) and a file (import): a title that gives one longer than a
+# file name may be is refused where it is written, not when the folder cannot be made
+mkdir -p "$T/long"
+long=$(printf 'Y%.0s' $(seq 300))
+sed "s/^title: .*/title: $long/" "$NPL_SRC/recipes/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms.yaml" >"$T/long/x.yaml"
+expect_rc 5 "$NPL" --recipes "$T/long" validate
+expect_grep "$T/err" "$T/long/x.yaml:3:8: error: the title gives an id of 300 characters: at most 200 (it names a folder and a file): shorten the title"
+# and an output folder whose name is too long is one render cannot write into
+expect_rc 1 "$NPL" render qwen3-8b-w8a8-1p-in3k5-out1k5-37ms -o "$T/$long"
+expect_grep "$T/err" "npulaunch: error: cannot write into '$T/$long': File name too long"
 finish
