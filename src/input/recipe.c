@@ -101,6 +101,9 @@ static int load_text(struct npl_db *db, const char *name, const char *text, size
 		db->nsources = source + 1;
 	if (npl_yaml_load(db->arena, name, text, len, &docs, &ndocs, d))
 		return -1;
+	/* an empty file, or one of comments only: nothing to read, and likely not what was meant */
+	if (!ndocs)
+		npl_warn(d, &(struct npl_loc){name, 0, 0}, "holds no document (empty, or comments only): nothing read from it");
 	return load_docs(db, name, docs, ndocs, source, NULL, d);
 }
 

@@ -91,6 +91,13 @@ long=$(printf 'Y%.0s' $(seq 300))
 sed "s/^title: .*/title: $long/" "$NPL_SRC/recipes/qwen3-8b/qwen3-8b-w8a8-1p-in3k5-out1k5-37ms.yaml" >"$T/long/x.yaml"
 expect_rc 5 "$NPL" --recipes "$T/long" validate
 expect_grep "$T/err" "$T/long/x.yaml:3:8: error: the title gives an id of 300 characters: at most 200 (it names a folder and a file): shorten the title"
+# a file with no document (empty, comments only, a byte-order mark only) is said, not passed over
+mkdir -p "$T/empty"
+: >"$T/empty/none.yaml"
+printf '# a recipe to come\n' >"$T/empty/comments.yaml"
+expect_rc 0 "$NPL" --recipes "$T/empty" validate
+expect_grep "$T/err" "npulaunch: $T/empty/none.yaml: warning: holds no document (empty, or comments only): nothing read from it"
+expect_grep "$T/err" "npulaunch: $T/empty/comments.yaml: warning: holds no document"
 # and an output folder whose name is too long is one render cannot write into
 expect_rc 1 "$NPL" render qwen3-8b-w8a8-1p-in3k5-out1k5-37ms -o "$T/$long"
 expect_grep "$T/err" "npulaunch: error: cannot write into '$T/$long': File name too long"
