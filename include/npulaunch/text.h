@@ -87,7 +87,7 @@ char *npl_fmt_int(char *buf, size_t n, int v);
  * 1 above; -2 when either does not start with a version. */
 int npl_version_cmp(const char *version, const char *floor);
 
-/* 1 when the n bytes of JSON text hold the escape \u0000: cJSON decodes it into a NUL that ends
+/* 1 when the n bytes of JSON text hold the escape \u0000 (not an escaped backslash before u0000): cJSON decodes it into a NUL that ends
  * the C string early, so what follows it in the string would be dropped unseen (a journal's
  * "/proc/sys/vm/swappiness\u0000x" read as the swappiness file). A reader of npulaunch's own formats
  * refuses such text. */

@@ -333,11 +333,12 @@ int npl_json_nul_escape(const char *text, size_t n)
 {
 	const char *p = text, *end = text + n;
 
-	/* \\u0000 (a backslash, then the text u0000) is refused too: no value of ours holds either */
-	while ((p = memchr(p, '\\', (size_t)(end - p))) && end - p >= 6) {
-		if (!memcmp(p + 1, "u0000", 5))
+	/* an escape starts at a backslash and takes the next byte with it: in \\u0000 the second
+	   backslash is escaped, and the text is a backslash and "u0000", no NUL */
+	while ((p = memchr(p, '\\', (size_t)(end - p))) && end - p >= 2) {
+		if (end - p >= 6 && !memcmp(p + 1, "u0000", 5))
 			return 1;
-		p++;
+		p += 2;
 	}
 	return 0;
 }

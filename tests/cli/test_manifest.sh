@@ -85,12 +85,18 @@ mutate 'd["site"]["model-path"] = "/m\x00 --evil"'
 grep -qF '\u0000' "$T/m/manifest.json" || fail "the NUL was not planted"
 refused './manifest.json: error: a string holds \u0000 (a NUL, which would cut the value short)' \
 	"$NPL" apply --dry-run --role prefill
+# but a backslash before the letters u0000 in a value render takes is text, not a NUL: the
+# bundle render wrote is read back
+expect_rc 0 "$NPL" render "$PD" -o "$T/bs" --model-path '/m/\u0000x' --ifname lo --prefill-ip 127.0.0.1 --decode-ip 127.0.0.1
+grep -qF '\\u0000x' "$T/bs/manifest.json" || fail "the manifest does not hold the escaped backslash"
+(cd "$T/bs" && "${NS[@]}" "$NPL" bench --dry-run >"$T/out" 2>"$T/err")
+expect_eq "$?" 0 "bench --dry-run in a bundle whose model path holds a backslash and u0000"
 # an env file whose path climbs out of --root (joined to it, it named the host's /etc/passwd)
 mutate 'd["roles"][0]["source"][0]["path"] = "/usr/local/Ascend/../../../etc/passwd"'
 (cd "$T/m" && NPULAUNCH_NODE_IP=127.0.0.1 "${NS[@]}" "$NPL" apply --dry-run --role prefill --root "$T/m" \
 	--no-preflight >"$T/out" 2>"$T/err")
 expect_eq "$?" 1 "apply with an env file that climbs out of the root"
-expect_grep "$T/err" "the env file '/usr/local/Ascend/../../../etc/passwd' is not an absolute path without '.' or '..' parts"
+expect_grep "$T/err" "the env file '/usr/local/Ascend/../../../etc/passwd' is not an absolute path without '..' parts"
 # a manifest named as a file: its own path in the message
 mutate 'd["needs"] = {}'
 refused "$T/m/manifest.json: error: .needs: an array is expected, not an object" "$NPL" bench --dry-run "$T/m/manifest.json"

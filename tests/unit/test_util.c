@@ -347,6 +347,9 @@ static void test_parse_number(void **state)
 	/* JSON text with the escape of a NUL, which cJSON would cut a string at */
 	assert_true(npl_json_nul_escape("{\"p\": \"/a\\u0000b\"}", 17));
 	assert_true(npl_json_nul_escape("\\u0000", 6));
+	/* an escaped backslash, then the letters u0000 (a Windows-like path a value may hold): no NUL */
+	assert_false(npl_json_nul_escape("\\\\u0000", 7));
+	assert_true(npl_json_nul_escape("\\\\\\u0000", 8));
 	assert_false(npl_json_nul_escape("\\u000", 5));
 	assert_false(npl_json_nul_escape("\\u0001 \\u00e9 \\n", 16));
 	assert_false(npl_json_nul_escape("\\u0000", 5));   /* past n */
