@@ -170,12 +170,26 @@ static int f_unset(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
 				&s->nunset, &s->unset_replace);
 }
 
+/* An env file's path: absolute, without a '..' part (apply joins it to --root, and it must stay
+ * there; apply checks the same). */
+static int is_source_path(const char *s)
+{
+	const char *p;
+
+	if (!npl_recipe_is_abs_path(s))
+		return 0;
+	for (p = s; (p = strstr(p, "..")); p += 2)
+		if (p[-1] == '/' && (p[2] == '/' || !p[2]))
+			return 0;
+	return 1;
+}
+
 static int f_source(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)
 {
 	struct npl_scope_set *s = arg;
 
-	return read_replaceable(c, v, k->str, npl_recipe_is_abs_path, "an absolute path", &s->source, &s->nsource,
-				&s->source_replace);
+	return read_replaceable(c, v, k->str, is_source_path, "an absolute path without '..' parts", &s->source,
+				&s->nsource, &s->source_replace);
 }
 
 static int f_flags(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)

@@ -120,7 +120,8 @@ static int env_before_source(const cJSON *item)
 	return when && !strcmp(when, "before-source");
 }
 
-/* 1 when an env file's path is absolute and has no '.' or '..' part: under --root it stays there. */
+/* 1 when an env file's path is absolute and has no '..' part: under --root it stays there (the
+ * recipe reader checks the same; a manifest may have been edited). */
 static int source_path_ok(const char *p)
 {
 	if (*p != '/' || strchr(p, '\n'))
@@ -130,7 +131,7 @@ static int source_path_ok(const char *p)
 
 		p += strspn(p, "/");
 		n = strcspn(p, "/");
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return 0;
 	}
 	return 1;
@@ -633,7 +634,7 @@ int npl_launch_prepare(struct npl_launch_node *l, const char *root)
 		char *p = value(l, npl_json_str(it, "path"));
 
 		if (p && !source_path_ok(p)) {
-			npl_error(l->diag, NULL, "the env file '%s' is not an absolute path without '.' or '..' parts: "
+			npl_error(l->diag, NULL, "the env file '%s' is not an absolute path without '..' parts: "
 				  "refused (a recipe's source: or the manifest's roles[].source)", p);
 		} else if (p) {
 			char *f = root ? npl_arena_printf(l->arena, "%s%s", root, p) : npl_arena_strdup(l->arena, p);

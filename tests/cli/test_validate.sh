@@ -98,6 +98,13 @@ printf '# a recipe to come\n' >"$T/empty/comments.yaml"
 expect_rc 0 "$NPL" --recipes "$T/empty" validate
 expect_grep "$T/err" "npulaunch: $T/empty/none.yaml: warning: holds no document (empty, or comments only): nothing read from it"
 expect_grep "$T/err" "npulaunch: $T/empty/comments.yaml: warning: holds no document"
+# an env file whose path climbs with '..' is refused where it is written, as apply refuses it
+mkdir -p "$T/climb/hardware"
+sed 's|/usr/local/Ascend/ascend-toolkit/set_env.sh|/usr/local/Ascend/../ascend-toolkit/set_env.sh|' \
+	"$NPL_SRC/recipes/hardware/ascend-a3.yaml" >"$T/climb/hardware/ascend-a3.yaml"
+grep -q 'Ascend/\.\./' "$T/climb/hardware/ascend-a3.yaml" || fail "the '..' path was not planted"
+expect_rc 5 "$NPL" --recipes "$T/climb" validate
+expect_grep "$T/err" "$T/climb/hardware/ascend-a3.yaml:23:5: error: '/usr/local/Ascend/../ascend-toolkit/set_env.sh' is not an absolute path without '..' parts"
 # and an output folder whose name is too long is one render cannot write into
 expect_rc 1 "$NPL" render qwen3-8b-w8a8-1p-in3k5-out1k5-37ms -o "$T/$long"
 expect_grep "$T/err" "npulaunch: error: cannot write into '$T/$long': File name too long"
