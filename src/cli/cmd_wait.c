@@ -48,8 +48,10 @@ static const char **read_urls(struct npl_cli *cli, char **args, int n, int *rc)
 		size_t len = strlen(u);
 
 		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+			char shown[512];
+
 			free(urls);
-			*rc = npl_cli_usage_error("wait", "'%s' is not an http:// URL", u);
+			*rc = npl_cli_usage_error("wait", "'%s' is not an http:// URL", npl_url_redacted(u, shown, sizeof(shown)));
 			return NULL;
 		}
 		while (len > 8 && u[len - 1] == '/')
@@ -144,7 +146,10 @@ int npl_cmd_wait(int argc, char **argv, struct npl_cli *cli)
 	/* a URL no request can use is refused now, not polled until the time is up */
 	for (int i = 0; i < n; i++)
 		if (npl_health_url_check(urls[i], herr, sizeof(herr))) {
-			rc = npl_cli_usage_error("wait", "'%s' is not a URL of a server: %s", urls[i], herr);
+			char shown[512];
+
+			rc = npl_cli_usage_error("wait", "'%s' is not a URL of a server: %s",
+						 npl_url_redacted(urls[i], shown, sizeof(shown)), herr);
 			free(urls);
 			return rc;
 		}

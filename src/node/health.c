@@ -80,12 +80,17 @@ int npl_health_init(char *err, size_t errn)
 	    BIND(easy_setopt, "curl_easy_setopt") || BIND(easy_perform, "curl_easy_perform") ||
 	    BIND(easy_getinfo, "curl_easy_getinfo") || BIND(easy_strerror, "curl_easy_strerror") ||
 	    BIND(easy_cleanup, "curl_easy_cleanup") || BIND(slist_append, "curl_slist_append") ||
-	    BIND(slist_free_all, "curl_slist_free_all") || BIND(url, "curl_url") || BIND(url_set, "curl_url_set") ||
-	    BIND(url_get, "curl_url_get") || BIND(url_cleanup, "curl_url_cleanup") ||
-	    BIND(url_strerror, "curl_url_strerror") || BIND(free, "curl_free")) {
+	    BIND(slist_free_all, "curl_slist_free_all")) {
 		dlclose(lib);
 		return -1;
 	}
+	/* the URL API (7.62; its messages 7.80): only the URL check uses it, which is skipped
+	   without it; the requests work with any libcurl 4 */
+	if (BIND(url, "curl_url") || BIND(url_set, "curl_url_set") || BIND(url_get, "curl_url_get") ||
+	    BIND(url_cleanup, "curl_url_cleanup") || BIND(free, "curl_free"))
+		cu.url = NULL;
+	if (BIND(url_strerror, "curl_url_strerror"))
+		cu.url_strerror = NULL;
 	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errn, "cannot start libcurl");
 		return -1;
@@ -96,12 +101,14 @@ int npl_health_init(char *err, size_t errn)
 
 int npl_health_url_check(const char *url, char *why, size_t whyn)
 {
-	CURLU *u = cu.url();
+	CURLU *u;
 	char *port = NULL;
 	CURLUcode rc;
 	int bad = 0;
 
-	if (!u)
+	if (!cu.url)
+		return 0;   /* a libcurl older than 7.62: the requests say what is wrong, later */
+	if (!(u = cu.url()))
 		npl_oom();
 	/* libcurl's own parser, as the requests use it: a scheme, a host, a port of 0 to 65535, a
 	   closed [IPv6], no white space */
@@ -111,7 +118,10 @@ int npl_health_url_check(const char *url, char *why, size_t whyn)
 		snprintf(why, whyn, "port 0 is no server's");
 		bad = 1;
 	} else if (rc != CURLUE_OK) {
-		snprintf(why, whyn, "%s", cu.url_strerror(rc));
+		if (cu.url_strerror)
+			snprintf(why, whyn, "%s", cu.url_strerror(rc));
+		else
+			snprintf(why, whyn, "libcurl's URL parser refuses it (error %d)", (int)rc);
 		bad = 1;
 	}
 	cu.free(port);

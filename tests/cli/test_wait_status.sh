@@ -43,6 +43,10 @@ expect_grep "$T/err" "'http://127.0.0.1:99999' is not a URL of a server: Port nu
 expect_rc 2 timeout 20 "$NPL" wait http://:80 --timeout 600
 expect_grep "$T/err" "'http://:80' is not a URL of a server: No host part in the URL"
 expect_rc 2 timeout 20 "$NPL" wait 'http://127.0.0.1:1 x' --timeout 600
+# the refusal shows the URL as every other message does: its password as ***
+expect_rc 2 timeout 20 "$NPL" wait 'http://u:secret@127.0.0.1:99999' --timeout 600
+expect_grep "$T/err" "'http://u:***@127.0.0.1:99999' is not a URL of a server"
+expect_nogrep "$T/err" secret
 expect_rc 2 timeout 20 "$NPL" wait http://127.0.0.1:0 --timeout 600
 expect_grep "$T/err" "'http://127.0.0.1:0' is not a URL of a server: port 0 is no server's"
 # only http and https, whatever a URL names, also one read from a manifest (issue 25):
