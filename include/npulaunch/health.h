@@ -30,7 +30,8 @@ struct npl_probe_result {
  * On failure, err says why (libcurl missing or broken). */
 int npl_health_init(char *err, size_t errn);
 /* 0 when url is one libcurl's parser takes (a scheme, a host, a port from 1 to 65535, a closed
- * [IPv6], no white space); else -1 with why set (libcurl's words). After npl_health_init(). */
+ * [IPv6], no white space); else -1 with why set (libcurl's words). 0 without a check on a libcurl
+ * older than 7.62, which has no URL API. After npl_health_init(). */
 int npl_health_url_check(const char *url, char *why, size_t whyn);
 /* Probe the server at base ("http://host:port"); each request bounded by timeout_ms. */
 void npl_probe_once(const char *base, enum npl_probe kind, long timeout_ms, struct npl_probe_result *r);

@@ -72,6 +72,8 @@ int npl_parse_number_n(const char *s, size_t n, const struct npl_number_spec *sp
 /* The length of the decimal number that starts the n bytes at s (digits, then, unless whole,
  * optionally '.' and digits); 0 when they do not start with a digit. */
 size_t npl_decimal_span(const char *s, size_t n, int whole);
+/* 1 when the path has a '..' part (joined to a root folder, it could lead out of it). */
+int npl_path_climbs(const char *path);
 /* 1 when s is a whole decimal number, as JSON and YAML read it back to the same text:
  * -?DIGITS(.DIGITS)? */
 int npl_decimal_text(const char *s);

@@ -320,6 +320,16 @@ size_t npl_decimal_span(const char *s, size_t n, int whole)
 	return j;
 }
 
+int npl_path_climbs(const char *path)
+{
+	const char *p;
+
+	for (p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return 1;
+	return 0;
+}
+
 int npl_decimal_text(const char *s)
 {
 	size_t n;

@@ -174,14 +174,7 @@ static int f_unset(struct ctx *c, const struct npl_ynode *k, const struct npl_yn
  * there; apply checks the same). */
 static int is_source_path(const char *s)
 {
-	const char *p;
-
-	if (!npl_recipe_is_abs_path(s))
-		return 0;
-	for (p = s; (p = strstr(p, "..")); p += 2)
-		if (p[-1] == '/' && (p[2] == '/' || !p[2]))
-			return 0;
-	return 1;
+	return npl_recipe_is_abs_path(s) && !npl_path_climbs(s);
 }
 
 static int f_source(struct ctx *c, const struct npl_ynode *k, const struct npl_ynode *v, void *arg)

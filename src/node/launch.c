@@ -124,17 +124,7 @@ static int env_before_source(const cJSON *item)
  * recipe reader checks the same; a manifest may have been edited). */
 static int source_path_ok(const char *p)
 {
-	if (*p != '/' || strchr(p, '\n'))
-		return 0;
-	for (; *p; p += strcspn(p, "/")) {
-		size_t n;
-
-		p += strspn(p, "/");
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return 0;
-	}
-	return 1;
+	return *p == '/' && !strchr(p, '\n') && !npl_path_climbs(p);
 }
 
 /* An env file is sourced only when it is a regular file to read: bash would wait on a FIFO

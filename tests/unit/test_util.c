@@ -344,6 +344,13 @@ static void test_parse_number(void **state)
 	assert_false(npl_decimal_text("1.5.2"));
 	assert_false(npl_decimal_text("0x10"));
 	assert_false(npl_decimal_text("8 "));
+	/* a '..' part, which could lead a path out of a root folder; '..' inside a name is no part */
+	assert_true(npl_path_climbs("/usr/local/Ascend/../x"));
+	assert_true(npl_path_climbs("/a/.."));
+	assert_true(npl_path_climbs("../a"));
+	assert_false(npl_path_climbs("/a/..b/c"));
+	assert_false(npl_path_climbs("/a/b../c"));
+	assert_false(npl_path_climbs("/a/./b"));
 	/* JSON text with the escape of a NUL, which cJSON would cut a string at */
 	assert_true(npl_json_nul_escape("{\"p\": \"/a\\u0000b\"}", 17));
 	assert_true(npl_json_nul_escape("\\u0000", 6));
